@@ -1,0 +1,750 @@
+r"""Kernels as small objects, and the rules that build new kernels from old ones.
+
+A kernel :math:`K : \mathcal X \times \mathcal X \to \mathbb R` is symmetric and positive
+semidefinite: every Gram matrix :math:`\mathbf K_{ij} = K(x_i, x_j)` has non-negative eigenvalues
+(lecture 000, "Kernels and Feature Extraction"). Every kernel is an inner product
+:math:`K(x, y) = \phi(x)^T \phi(y)` in some feature space; where that space is finite this module
+also returns the explicit feature map :math:`\phi`.
+
+Each kernel object is callable as ``k(X, Y=None)`` and returns the Gram block
+:math:`[K(x_i, y_j)]_{ij}` (``Y=None`` means ``Y = X``). The construction rules of lecture 000 are
+operators on these objects:
+
+========================  =====================================  ==============================
+kernel                    feature map                            dimension of :math:`\phi`
+========================  =====================================  ==============================
+``Linear(A)``: xᵀAy        :math:`\sqrt{A}\,x`                     d
+``c * k1``                :math:`\sqrt{c}\,\phi_1(x)`             D₁
+``k1 + k2``               :math:`[\phi_1(x); \phi_2(x)]`          D₁ + D₂
+``k1 * k2``               :math:`\phi_1(x) \otimes \phi_2(x)`     D₁ · D₂
+``weighted(k1, f)``       :math:`f(x)\,\phi_1(x)`                 D₁
+``exp(k1)``               (infinite)                             ∞
+========================  =====================================  ==============================
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+
+import numpy as np
+from scipy.spatial.distance import cdist, pdist, squareform
+
+from ._validation import (
+    as_float_matrix,
+    check_nonnegative,
+    check_positive,
+    check_same_features,
+)
+
+__all__ = [
+    "Kernel",
+    "RBF",
+    "Laplacian",
+    "Matern",
+    "Polynomial",
+    "Linear",
+    "Cosine",
+    "Constant",
+    "Scaled",
+    "Sum",
+    "Product",
+    "Exponential",
+    "Weighted",
+    "exp",
+    "weighted",
+    "gram",
+    "is_psd",
+    "resolve_kernel",
+    "KERNEL_NAMES",
+]
+
+
+class Kernel:
+    """Base class: a positive semidefinite kernel evaluated block-wise.
+
+    Subclasses implement ``_gram(X, Y)`` (``Y is None`` for the symmetric block), ``_diag(X)``
+    and, where the feature space is finite, ``_features(X)`` and ``feature_dim(d)``.
+    """
+
+    #: True when K(x, y) depends on x - y only, so Bochner's theorem applies (lecture 001).
+    shift_invariant = False
+
+    # -- evaluation ---------------------------------------------------------------------------
+    def __call__(self, X, Y=None):
+        """Gram block ``[K(x_i, y_j)]``, shape ``(len(X), len(Y))``; ``Y=None`` gives K(X, X).
+
+        float32 inputs (both of them) give a float32 block; anything else float64.
+        """
+        X = as_float_matrix(X, "X")
+        if Y is None:
+            K = self._gram(X, None)
+        else:
+            Y = as_float_matrix(Y, "Y")
+            check_same_features(X, Y)
+            if X.dtype != Y.dtype:
+                X, Y = X.astype(np.float64), Y.astype(np.float64)
+            K = self._gram(X, Y)
+        return K
+
+    def diag(self, X):
+        """The diagonal ``K(x_i, x_i)`` without forming the Gram matrix."""
+        return self._diag(as_float_matrix(X, "X"))
+
+    def feature_map(self, X):
+        r"""Explicit features :math:`\phi(X)` with :math:`\phi(x)^T\phi(y) = K(x, y)`.
+
+        Raises
+        ------
+        ValueError
+            If the kernel's feature space is infinite-dimensional (RBF, Laplacian, Matérn,
+            ``exp``); approximate it with random features or Nyström instead.
+        """
+        return self._features(as_float_matrix(X, "X"))
+
+    def feature_dim(self, n_features):
+        """Dimension D of the feature space for inputs in R^n_features (``math.inf`` if infinite)."""
+        return math.inf
+
+    @property
+    def has_finite_features(self):
+        """Whether :meth:`feature_map` is available."""
+        return self.feature_dim(1) != math.inf
+
+    def _features(self, X):
+        raise ValueError(
+            f"{self!r} has an infinite-dimensional feature space, so feature_map is not "
+            "defined; use kernelcourse.features (random Fourier features or Nystroem) for a "
+            "finite approximation."
+        )
+
+    def _diag(self, X):  # generic fallback, one row at a time
+        return np.array([self._gram(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(len(X))])
+
+    # -- construction rules (lecture 000) -----------------------------------------------------
+    def __add__(self, other):
+        if isinstance(other, Kernel):
+            return Sum(self, other)
+        if _is_scalar(other):
+            return Sum(self, Constant(other))
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __mul__(self, other):
+        if isinstance(other, Kernel):
+            return Product(self, other)
+        if _is_scalar(other):
+            return Scaled(other, self)
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    # -- display ------------------------------------------------------------------------------
+    def _params(self):
+        return {}
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and _params_equal(self._params(), other._params())
+
+    def __hash__(self):
+        return hash(repr(self))
+
+
+def _is_scalar(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _params_equal(a, b):
+    if a.keys() != b.keys():
+        return False
+    for key in a:
+        x, y = a[key], b[key]
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray)):
+                return False
+            if x.shape != y.shape or not np.array_equal(x, y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+# -- distances ------------------------------------------------------------------------------------
+def squared_distances(X, Y=None):
+    """Squared Euclidean distances ‖x_i − y_j‖² with one matrix product (exactly symmetric
+    with zero diagonal when ``Y is None``)."""
+    XX = np.einsum("ij,ij->i", X, X)
+    if Y is None:
+        D = X @ X.T
+        YY = XX
+    else:
+        D = X @ Y.T
+        YY = np.einsum("ij,ij->i", Y, Y)
+    D *= -2
+    D += XX[:, None]
+    D += YY[None, :]
+    np.maximum(D, 0, out=D)
+    if Y is None:
+        # ‖x‖² + ‖y‖² − 2xᵀy is symmetric in exact arithmetic only; make it so in floating point.
+        D += D.T
+        D *= 0.5
+        np.fill_diagonal(D, 0)
+    return D
+
+
+def _l1_distances(X, Y):
+    if Y is None:
+        D = squareform(pdist(X, "cityblock"))
+    else:
+        D = cdist(X, Y, "cityblock")
+    return D.astype(X.dtype, copy=False)
+
+
+# -- base kernels ---------------------------------------------------------------------------------
+class RBF(Kernel):
+    r"""Radial basis function (Gaussian) kernel :math:`K(x, y) = \exp(-\gamma \|x - y\|^2)`.
+
+    Its values lie in (0, 1], with 1 exactly when x = y (lecture 000).
+
+    Parameters
+    ----------
+    gamma : float > 0
+        Inverse squared length-scale γ.
+    """
+
+    shift_invariant = True
+
+    def __init__(self, gamma=1.0):
+        self.gamma = check_positive(gamma, "gamma")
+
+    def _params(self):
+        return {"gamma": self.gamma}
+
+    def _gram(self, X, Y):
+        K = squared_distances(X, Y)
+        K *= -self.gamma
+        return np.exp(K, out=K)
+
+    def _diag(self, X):
+        return np.ones(len(X), dtype=X.dtype)
+
+
+class Laplacian(Kernel):
+    r"""Laplacian kernel :math:`K(x, y) = \exp(-\gamma \|x - y\|_1)` (ℓ₁ distance).
+
+    Parameters
+    ----------
+    gamma : float > 0
+        Inverse length-scale γ.
+    """
+
+    shift_invariant = True
+
+    def __init__(self, gamma=1.0):
+        self.gamma = check_positive(gamma, "gamma")
+
+    def _params(self):
+        return {"gamma": self.gamma}
+
+    def _gram(self, X, Y):
+        K = _l1_distances(X, Y)
+        K *= -self.gamma
+        return np.exp(K, out=K)
+
+    def _diag(self, X):
+        return np.ones(len(X), dtype=X.dtype)
+
+
+class Matern(Kernel):
+    r"""Matérn kernel with smoothness ν ∈ {1/2, 3/2, 5/2} and length-scale ℓ.
+
+    With :math:`r = \|x - y\|_2 / \ell`:
+
+    * ν = 1/2: :math:`e^{-r}`
+    * ν = 3/2: :math:`(1 + \sqrt3 r) e^{-\sqrt3 r}`
+    * ν = 5/2: :math:`(1 + \sqrt5 r + 5r^2/3) e^{-\sqrt5 r}`
+
+    Parameters
+    ----------
+    nu : {0.5, 1.5, 2.5}
+        Smoothness; the closed forms above exist for half-integers only.
+    length_scale : float > 0
+        Length-scale ℓ.
+    """
+
+    shift_invariant = True
+    SUPPORTED_NU = (0.5, 1.5, 2.5)
+
+    def __init__(self, nu=1.5, length_scale=1.0):
+        if not _is_scalar(nu) or float(nu) not in self.SUPPORTED_NU:
+            raise ValueError(
+                f"nu must be one of {self.SUPPORTED_NU} (the half-integers with a closed form), "
+                f"got {nu!r}."
+            )
+        self.nu = float(nu)
+        self.length_scale = check_positive(length_scale, "length_scale")
+
+    def _params(self):
+        return {"nu": self.nu, "length_scale": self.length_scale}
+
+    def _gram(self, X, Y):
+        r = np.sqrt(squared_distances(X, Y))
+        r /= self.length_scale
+        if self.nu == 0.5:
+            return np.exp(-r)
+        if self.nu == 1.5:
+            s = math.sqrt(3.0) * r
+            return (1.0 + s) * np.exp(-s)
+        s = math.sqrt(5.0) * r
+        return (1.0 + s + s**2 / 3.0) * np.exp(-s)
+
+    def _diag(self, X):
+        return np.ones(len(X), dtype=X.dtype)
+
+
+class Polynomial(Kernel):
+    r"""Polynomial kernel :math:`K(x, y) = (\gamma\, x^T y + c_0)^p`.
+
+    Its feature map is finite: with the augmented vector :math:`\tilde x = [\sqrt\gamma x;
+    \sqrt{c_0}]`, :math:`\phi(x)` lists the monomials of degree p in :math:`\tilde x`, each scaled by
+    the square root of its multinomial coefficient, so D = C(d + p, p) (C(d + p − 1, p) when
+    :math:`c_0 = 0`). This is the product rule of lecture 000 applied p times, with repeated
+    coordinates merged.
+
+    Parameters
+    ----------
+    degree : int >= 1
+        The power p.
+    gamma : float > 0
+        Scale γ of the inner product.
+    coef0 : float >= 0
+        Offset :math:`c_0`; it must be non-negative for the kernel to be PSD.
+    """
+
+    def __init__(self, degree=2, gamma=1.0, coef0=1.0):
+        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {degree!r}.")
+        self.degree = int(degree)
+        self.gamma = check_positive(gamma, "gamma")
+        self.coef0 = check_nonnegative(coef0, "coef0")
+
+    def _params(self):
+        return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
+
+    def _gram(self, X, Y):
+        K = X @ (X if Y is None else Y).T
+        K *= self.gamma
+        K += self.coef0
+        return K**self.degree
+
+    def _diag(self, X):
+        return (self.gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
+
+    def feature_dim(self, n_features):
+        m = n_features + (1 if self.coef0 > 0 else 0)
+        return math.comb(m + self.degree - 1, self.degree)
+
+    def _features(self, X):
+        cols = [math.sqrt(self.gamma) * X]
+        if self.coef0 > 0:
+            cols.append(np.full((len(X), 1), math.sqrt(self.coef0), dtype=X.dtype))
+        Z = np.hstack(cols)
+        p = self.degree
+        out = np.empty((len(X), self.feature_dim(X.shape[1])), dtype=X.dtype)
+        for j, idx in enumerate(itertools.combinations_with_replacement(range(Z.shape[1]), p)):
+            # multinomial coefficient p! / prod(count!) of this monomial
+            counts = np.bincount(idx)
+            coef = math.factorial(p)
+            for c in counts:
+                coef //= math.factorial(int(c))
+            out[:, j] = math.sqrt(coef) * np.prod(Z[:, idx], axis=1)
+        return out
+
+
+class Linear(Kernel):
+    r"""Linear kernel :math:`K(x, y) = x^T A y` with a symmetric PSD matrix A (identity if None).
+
+    Feature map :math:`\phi(x) = \sqrt{A}\,x`, with :math:`\sqrt A` the symmetric square root
+    (lecture 000, first construction rule).
+
+    Parameters
+    ----------
+    A : array of shape (d, d) or None
+        Symmetric positive semidefinite weight matrix.
+    """
+
+    def __init__(self, A=None):
+        if A is None:
+            self.A = None
+            self._sqrt_A = None
+            return
+        A = as_float_matrix(A, "A", allow_float32=False)
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(f"A must be square, got shape {A.shape}.")
+        scale = max(1.0, float(np.abs(A).max()))
+        if not np.allclose(A, A.T, rtol=0, atol=1e-12 * scale):
+            raise ValueError("A must be symmetric; pass (A + A.T) / 2 if that is what you meant.")
+        eigvals, eigvecs = np.linalg.eigh(A)
+        if eigvals.min() < -1e-10 * scale:
+            raise ValueError(
+                f"A must be positive semidefinite, but its smallest eigenvalue is "
+                f"{eigvals.min():.3g}; xᵀAy is not a kernel otherwise."
+            )
+        self.A = A
+        self._sqrt_A = (eigvecs * np.sqrt(np.clip(eigvals, 0, None))) @ eigvecs.T
+
+    def _params(self):
+        return {"A": self.A}
+
+    def _check_dim(self, X):
+        if self.A is not None and X.shape[1] != self.A.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[1]} features but A is {self.A.shape[0]}×{self.A.shape[0]}."
+            )
+
+    def _gram(self, X, Y):
+        self._check_dim(X)
+        if self.A is None:
+            return X @ (X if Y is None else Y).T
+        XA = X @ self.A.astype(X.dtype, copy=False)
+        return XA @ (X if Y is None else Y).T
+
+    def _diag(self, X):
+        self._check_dim(X)
+        if self.A is None:
+            return np.einsum("ij,ij->i", X, X)
+        return np.einsum("ij,ij->i", X @ self.A, X)
+
+    def feature_dim(self, n_features):
+        return n_features
+
+    def _features(self, X):
+        self._check_dim(X)
+        if self.A is None:
+            return X.copy()
+        return X @ self._sqrt_A.astype(X.dtype, copy=False)
+
+
+class Cosine(Kernel):
+    r"""Cosine similarity :math:`K(x, y) = x^T y / (\|x\| \|y\|)` (0 when either vector is 0).
+
+    Feature map :math:`\phi(x) = x / \|x\|`: the weighting rule with :math:`f(x) = 1/\|x\|`.
+    """
+
+    def _normalize(self, X):
+        norms = np.linalg.norm(X, axis=1)
+        norms[norms == 0] = 1.0
+        return X / norms[:, None]
+
+    def _gram(self, X, Y):
+        Xn = self._normalize(X)
+        return Xn @ (Xn if Y is None else self._normalize(Y)).T
+
+    def _diag(self, X):
+        return (np.linalg.norm(X, axis=1) > 0).astype(X.dtype)
+
+    def feature_dim(self, n_features):
+        return n_features
+
+    def _features(self, X):
+        return self._normalize(X)
+
+
+class Constant(Kernel):
+    r"""Constant kernel :math:`K(x, y) = c` with c >= 0; feature map :math:`\phi(x) = \sqrt c`."""
+
+    shift_invariant = True
+
+    def __init__(self, c=1.0):
+        self.c = check_nonnegative(c, "c")
+
+    def _params(self):
+        return {"c": self.c}
+
+    def _gram(self, X, Y):
+        return np.full((len(X), len(X) if Y is None else len(Y)), self.c, dtype=X.dtype)
+
+    def _diag(self, X):
+        return np.full(len(X), self.c, dtype=X.dtype)
+
+    def feature_dim(self, n_features):
+        return 1
+
+    def _features(self, X):
+        return np.full((len(X), 1), math.sqrt(self.c), dtype=X.dtype)
+
+
+# -- construction rules ---------------------------------------------------------------------------
+def _check_kernel(k, name):
+    if not isinstance(k, Kernel):
+        raise TypeError(f"{name} must be a kernelcourse.kernels.Kernel, got {type(k).__name__}.")
+    return k
+
+
+class Scaled(Kernel):
+    r"""c · K₁ with c >= 0; feature map :math:`\sqrt c\,\phi_1(x)` (lecture 000)."""
+
+    def __init__(self, c, k1):
+        if not _is_scalar(c) or not np.isfinite(c) or c < 0:
+            raise ValueError(
+                f"c must be a finite number >= 0 (a negative multiple is not PSD), got {c!r}."
+            )
+        self.c = float(c)
+        self.k1 = _check_kernel(k1, "k1")
+        self.shift_invariant = k1.shift_invariant
+
+    def _params(self):
+        return {"c": self.c, "k1": self.k1}
+
+    def __repr__(self):
+        return f"{self.c!r} * {self.k1!r}"
+
+    def _gram(self, X, Y):
+        K = self.k1._gram(X, Y)
+        K *= self.c
+        return K
+
+    def _diag(self, X):
+        return self.c * self.k1._diag(X)
+
+    def feature_dim(self, n_features):
+        return self.k1.feature_dim(n_features)
+
+    def _features(self, X):
+        if not self.has_finite_features:
+            return super()._features(X)
+        return math.sqrt(self.c) * self.k1._features(X)
+
+
+class Sum(Kernel):
+    r"""K₁ + K₂; feature map :math:`[\phi_1(x); \phi_2(x)]` of dimension D₁ + D₂ (lecture 000)."""
+
+    def __init__(self, k1, k2):
+        self.k1 = _check_kernel(k1, "k1")
+        self.k2 = _check_kernel(k2, "k2")
+        self.shift_invariant = k1.shift_invariant and k2.shift_invariant
+
+    def _params(self):
+        return {"k1": self.k1, "k2": self.k2}
+
+    def __repr__(self):
+        return f"({self.k1!r} + {self.k2!r})"
+
+    def _gram(self, X, Y):
+        K = self.k1._gram(X, Y)
+        K += self.k2._gram(X, Y)
+        return K
+
+    def _diag(self, X):
+        return self.k1._diag(X) + self.k2._diag(X)
+
+    def feature_dim(self, n_features):
+        return self.k1.feature_dim(n_features) + self.k2.feature_dim(n_features)
+
+    def _features(self, X):
+        if not self.has_finite_features:
+            return super()._features(X)
+        return np.hstack([self.k1._features(X), self.k2._features(X)])
+
+
+class Product(Kernel):
+    r"""K₁ · K₂; feature map :math:`\phi_1(x) \otimes \phi_2(x)` of dimension D₁ · D₂."""
+
+    def __init__(self, k1, k2):
+        self.k1 = _check_kernel(k1, "k1")
+        self.k2 = _check_kernel(k2, "k2")
+        self.shift_invariant = k1.shift_invariant and k2.shift_invariant
+
+    def _params(self):
+        return {"k1": self.k1, "k2": self.k2}
+
+    def __repr__(self):
+        return f"({self.k1!r} * {self.k2!r})"
+
+    def _gram(self, X, Y):
+        K = self.k1._gram(X, Y)
+        K *= self.k2._gram(X, Y)
+        return K
+
+    def _diag(self, X):
+        return self.k1._diag(X) * self.k2._diag(X)
+
+    def feature_dim(self, n_features):
+        return self.k1.feature_dim(n_features) * self.k2.feature_dim(n_features)
+
+    def _features(self, X):
+        if not self.has_finite_features:
+            return super()._features(X)
+        F1, F2 = self.k1._features(X), self.k2._features(X)
+        # row-wise Kronecker product: (φ₁ ⊗ φ₂)(x)[a·D₂ + b] = φ₁(x)[a] φ₂(x)[b]
+        return (F1[:, :, None] * F2[:, None, :]).reshape(len(X), -1)
+
+
+class Exponential(Kernel):
+    r"""exp(K₁), a kernel because exp is a limit of sums of products of K₁ with itself.
+
+    Its feature space is infinite-dimensional (lecture 000's table leaves the map out).
+    """
+
+    def __init__(self, k1):
+        self.k1 = _check_kernel(k1, "k1")
+
+    def _params(self):
+        return {"k1": self.k1}
+
+    def __repr__(self):
+        return f"exp({self.k1!r})"
+
+    def _gram(self, X, Y):
+        K = self.k1._gram(X, Y)
+        return np.exp(K, out=K)
+
+    def _diag(self, X):
+        return np.exp(self.k1._diag(X))
+
+
+class Weighted(Kernel):
+    r"""f(x) · K₁(x, y) · f(y) for a real function f; feature map :math:`f(x)\,\phi_1(x)`.
+
+    Parameters
+    ----------
+    k1 : Kernel
+    f : callable
+        Maps an (n, d) array to n real weights.
+    """
+
+    def __init__(self, k1, f):
+        self.k1 = _check_kernel(k1, "k1")
+        if not callable(f):
+            raise TypeError(f"f must be a callable mapping (n, d) arrays to n weights, got {f!r}.")
+        self.f = f
+
+    def _params(self):
+        return {"k1": self.k1, "f": self.f}
+
+    def __repr__(self):
+        name = getattr(self.f, "__name__", repr(self.f))
+        return f"weighted({self.k1!r}, f={name})"
+
+    def _weights(self, X):
+        w = np.asarray(self.f(X), dtype=X.dtype)
+        if w.shape != (len(X),):
+            raise ValueError(
+                f"f must return one weight per row: expected shape ({len(X)},), got {w.shape}."
+            )
+        if not np.isfinite(w).all():
+            raise ValueError("f returned NaN or infinity for some rows.")
+        return w
+
+    def _gram(self, X, Y):
+        wx = self._weights(X)
+        wy = wx if Y is None else self._weights(Y)
+        K = self.k1._gram(X, Y)
+        K *= wx[:, None]
+        K *= wy[None, :]
+        return K
+
+    def _diag(self, X):
+        return self._weights(X) ** 2 * self.k1._diag(X)
+
+    def feature_dim(self, n_features):
+        return self.k1.feature_dim(n_features)
+
+    def _features(self, X):
+        if not self.has_finite_features:
+            return super()._features(X)
+        return self._weights(X)[:, None] * self.k1._features(X)
+
+
+def exp(k):
+    """The kernel exp(K) (lecture 000's last construction rule)."""
+    return Exponential(k)
+
+
+def weighted(k, f):
+    """The kernel f(x) K(x, y) f(y) (lecture 000's weighting rule)."""
+    return Weighted(k, f)
+
+
+# -- Gram matrices --------------------------------------------------------------------------------
+def gram(kernel, X):
+    """The Gram matrix :math:`\\mathbf K_{ij} = K(x_i, x_j)` of ``kernel`` on the rows of ``X``."""
+    return _check_kernel(kernel, "kernel")(X)
+
+
+def is_psd(K, tol=1e-10):
+    r"""Whether ``K`` is symmetric positive semidefinite up to round-off.
+
+    K is accepted when it is symmetric to ``tol`` (relative) and its smallest eigenvalue is at
+    least :math:`-\mathrm{tol} \cdot \max(1, \lambda_{\max})` — the eigenvalue test of lecture 000.
+
+    Parameters
+    ----------
+    K : array of shape (n, n)
+    tol : float >= 0
+        Relative tolerance for round-off.
+    """
+    K = as_float_matrix(K, "K", allow_float32=False)
+    tol = check_nonnegative(tol, "tol")
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be square, got shape {K.shape}.")
+    scale = max(1.0, float(np.abs(K).max()))
+    if np.abs(K - K.T).max() > max(tol, 1e-14) * scale:
+        return False
+    eigvals = np.linalg.eigvalsh(K)
+    return bool(eigvals[0] >= -tol * max(1.0, float(eigvals[-1])))
+
+
+# -- names used by the estimators ------------------------------------------------------------------
+KERNEL_NAMES = ("rbf", "laplacian", "matern", "polynomial", "linear", "cosine")
+
+
+def resolve_kernel(kernel, *, gamma=None, n_features=None, **kernel_params):
+    """Turn an estimator's ``kernel=`` argument into a :class:`Kernel`.
+
+    Parameters
+    ----------
+    kernel : str or Kernel
+        One of :data:`KERNEL_NAMES` or a kernel object (returned unchanged).
+    gamma : float or None
+        γ for "rbf", "laplacian" and "polynomial"; None means 1 / n_features as in scikit-learn.
+    n_features : int or None
+        Input dimension, used for the default γ.
+    **kernel_params
+        Further parameters of the named kernel (``nu``, ``length_scale``, ``degree``,
+        ``coef0``, ``A``).
+    """
+    if isinstance(kernel, Kernel):
+        if gamma is not None or kernel_params:
+            raise ValueError(
+                "gamma and kernel parameters must be set on the kernel object itself when "
+                f"kernel is a Kernel ({kernel!r})."
+            )
+        return kernel
+    if not isinstance(kernel, str) or kernel.lower() not in KERNEL_NAMES + ("poly", "gaussian"):
+        raise ValueError(f"kernel must be a Kernel or one of {KERNEL_NAMES}, got {kernel!r}.")
+    name = {"poly": "polynomial", "gaussian": "rbf"}.get(kernel.lower(), kernel.lower())
+    if gamma is None and name in ("rbf", "laplacian", "polynomial"):
+        gamma = 1.0 / n_features if n_features else 1.0
+    try:
+        if name == "rbf":
+            return RBF(gamma, **kernel_params)
+        if name == "laplacian":
+            return Laplacian(gamma, **kernel_params)
+        if name == "polynomial":
+            return Polynomial(gamma=gamma, **kernel_params)
+        if gamma is not None:
+            raise ValueError(f"gamma does not apply to the {name!r} kernel; leave it as None.")
+        if name == "matern":
+            return Matern(**kernel_params)
+        if name == "linear":
+            return Linear(**kernel_params)
+        return Cosine(**kernel_params)
+    except TypeError as err:
+        raise ValueError(f"bad kernel parameters {sorted(kernel_params)} for {name!r}: {err}") from err

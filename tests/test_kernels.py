@@ -1,0 +1,298 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from sklearn.metrics.pairwise import (
+    cosine_similarity,
+    laplacian_kernel,
+    polynomial_kernel,
+    rbf_kernel,
+)
+
+from kernelcourse import kernels as kn
+
+RNG = np.random.default_rng(0)
+
+
+def _points(n=12, d=3, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+# -- base kernels against closed forms and scikit-learn -------------------------------------------
+def test_rbf_matches_sklearn_and_range():
+    X, Y = _points(20, 4, 1), _points(7, 4, 2)
+    k = kn.RBF(gamma=0.3)
+    np.testing.assert_allclose(k(X, Y), rbf_kernel(X, Y, gamma=0.3), rtol=1e-12, atol=1e-14)
+    K = k(X)
+    assert np.all(K > 0) and np.all(K <= 1)
+    np.testing.assert_array_equal(np.diag(K), 1.0)
+    np.testing.assert_array_equal(K, K.T)
+
+
+def test_laplacian_matches_sklearn():
+    X, Y = _points(15, 3, 3), _points(5, 3, 4)
+    k = kn.Laplacian(gamma=0.7)
+    np.testing.assert_allclose(k(X, Y), laplacian_kernel(X, Y, gamma=0.7), rtol=1e-12)
+    np.testing.assert_allclose(k(X), laplacian_kernel(X, gamma=0.7), rtol=1e-12)
+
+
+@pytest.mark.parametrize("nu", [0.5, 1.5, 2.5])
+def test_matern_matches_sklearn_gp_kernel(nu):
+    from sklearn.gaussian_process.kernels import Matern as SkMatern
+
+    X, Y = _points(10, 2, 5), _points(6, 2, 6)
+    k = kn.Matern(nu=nu, length_scale=1.7)
+    ref = SkMatern(length_scale=1.7, nu=nu)(X, Y)
+    np.testing.assert_allclose(k(X, Y), ref, rtol=1e-10, atol=1e-14)
+
+
+def test_polynomial_and_cosine_match_sklearn():
+    X, Y = _points(9, 3, 7), _points(4, 3, 8)
+    k = kn.Polynomial(degree=3, gamma=0.5, coef0=2.0)
+    np.testing.assert_allclose(
+        k(X, Y), polynomial_kernel(X, Y, degree=3, gamma=0.5, coef0=2.0), rtol=1e-12
+    )
+    np.testing.assert_allclose(kn.Cosine()(X, Y), cosine_similarity(X, Y), rtol=1e-12)
+
+
+def test_linear_with_matrix():
+    X, Y = _points(8, 3, 9), _points(5, 3, 10)
+    B = RNG.normal(size=(3, 3))
+    A = B @ B.T
+    np.testing.assert_allclose(kn.Linear(A)(X, Y), X @ A @ Y.T, rtol=1e-12)
+    np.testing.assert_allclose(kn.Linear()(X, Y), X @ Y.T, rtol=1e-12)
+
+
+def test_diag_matches_gram_diagonal():
+    X = _points(10, 3, 11)
+    ks = [
+        kn.RBF(0.5),
+        kn.Laplacian(0.2),
+        kn.Matern(2.5, 0.8),
+        kn.Polynomial(2, 0.3, 1.0),
+        kn.Linear(),
+        kn.Cosine(),
+        kn.Constant(2.0),
+        2.0 * kn.RBF(0.1) + kn.Linear(),
+        kn.exp(kn.Linear() * 0.1),
+        kn.weighted(kn.Polynomial(2), lambda Z: np.cos(Z[:, 0])),
+    ]
+    for k in ks:
+        np.testing.assert_allclose(k.diag(X), np.diag(k(X)), rtol=1e-12, err_msg=repr(k))
+
+
+def test_float32_is_kept():
+    X = _points(5, 2).astype(np.float32)
+    assert kn.RBF(1.0)(X).dtype == np.float32
+    assert kn.RBF(1.0)(X, X.astype(np.float64)).dtype == np.float64
+
+
+# -- feature maps: the construction-rules table of lecture 000 ------------------------------------
+def _finite_kernels(d):
+    B = np.random.default_rng(d).normal(size=(d, d))
+    return [
+        kn.Linear(),
+        kn.Linear(B @ B.T),
+        kn.Polynomial(degree=2, gamma=0.5, coef0=1.0),
+        kn.Polynomial(degree=3, gamma=1.0, coef0=0.0),
+        kn.Cosine(),
+        kn.Constant(0.5),
+        3.0 * kn.Linear(),
+        kn.Linear() + kn.Polynomial(2),
+        kn.Linear() * kn.Polynomial(2, coef0=0.5),
+        kn.weighted(kn.Linear(), lambda Z: np.exp(-np.sum(Z**2, axis=1))),
+        (kn.Linear() + 1.0) * kn.Cosine(),
+    ]
+
+
+@pytest.mark.parametrize("idx", range(11))
+def test_feature_map_reproduces_kernel(idx):
+    X = _points(9, 3, 12)
+    k = _finite_kernels(3)[idx]
+    Phi = k.feature_map(X)
+    assert Phi.shape == (9, k.feature_dim(3))
+    np.testing.assert_allclose(Phi @ Phi.T, k(X), rtol=1e-10, atol=1e-10, err_msg=repr(k))
+
+
+def test_feature_dimensions_follow_the_table():
+    d = 4
+    k1, k2 = kn.Linear(), kn.Polynomial(degree=2, coef0=1.0)
+    D1, D2 = k1.feature_dim(d), k2.feature_dim(d)
+    assert D2 == math.comb(d + 2, 2)
+    assert (k1 + k2).feature_dim(d) == D1 + D2
+    assert (k1 * k2).feature_dim(d) == D1 * D2
+    assert (2.5 * k1).feature_dim(d) == D1
+    assert kn.weighted(k1, np.linalg.norm).feature_dim(d) == D1
+    assert kn.exp(k1).feature_dim(d) == math.inf
+    assert kn.RBF(1.0).feature_dim(d) == math.inf
+
+
+@pytest.mark.parametrize(
+    "k", [kn.RBF(1.0), kn.Laplacian(1.0), kn.Matern(1.5), kn.exp(kn.Linear()), kn.Linear() + kn.RBF()]
+)
+def test_infinite_feature_map_raises(k):
+    with pytest.raises(ValueError, match="infinite-dimensional"):
+        k.feature_map(_points(3, 2))
+    assert not k.has_finite_features
+
+
+# -- property tests -------------------------------------------------------------------------------
+finite_floats = st.floats(-3, 3, allow_nan=False, allow_infinity=False, width=64)
+point_sets = st.integers(1, 3).flatmap(
+    lambda d: arrays(np.float64, st.tuples(st.integers(2, 12), st.just(d)), elements=finite_floats)
+)
+base_kernels = st.sampled_from(
+    [
+        kn.RBF(0.5),
+        kn.RBF(3.0),
+        kn.Laplacian(0.8),
+        kn.Matern(0.5),
+        kn.Matern(1.5, 2.0),
+        kn.Matern(2.5, 0.5),
+        kn.Polynomial(2, 0.5, 1.0),
+        kn.Linear(),
+        kn.Cosine(),
+    ]
+)
+
+
+@st.composite
+def composed_kernels(draw, depth=2):
+    k = draw(base_kernels)
+    for _ in range(draw(st.integers(0, depth))):
+        rule = draw(st.sampled_from(["scale", "sum", "product", "exp", "weight"]))
+        if rule == "scale":
+            k = draw(st.floats(0.1, 5.0)) * k
+        elif rule == "sum":
+            k = k + draw(base_kernels)
+        elif rule == "product":
+            k = k * draw(base_kernels)
+        elif rule == "exp":
+            k = kn.exp(0.2 * k)
+        else:
+            k = kn.weighted(k, lambda Z: 1.0 / (1.0 + np.sum(Z**2, axis=1)))
+    return k
+
+
+@given(k=composed_kernels(), X=point_sets)
+def test_every_rule_keeps_symmetry_and_psd(k, X):
+    K = k(X)
+    np.testing.assert_allclose(K, K.T, rtol=1e-12, atol=1e-12)
+    eig = np.linalg.eigvalsh(K)
+    assert eig[0] >= -1e-8 * max(1.0, eig[-1]), repr(k)
+    assert kn.is_psd(K, tol=1e-8)
+
+
+@given(k=composed_kernels(), X=point_sets)
+def test_block_evaluation_agrees_with_full_gram(k, X):
+    # K(X, Y) for a split of the rows is the corresponding block of K(X)
+    m = len(X) // 2
+    np.testing.assert_allclose(k(X[:m], X[m:]), k(X)[:m, m:], rtol=1e-10, atol=1e-12)
+
+
+@given(X=point_sets, data=st.data())
+def test_feature_map_identity_property(X, data):
+    d = X.shape[1]
+    k = data.draw(st.sampled_from(_finite_kernels(d)))
+    Phi = k.feature_map(X)
+    np.testing.assert_allclose(Phi @ Phi.T, k(X), rtol=1e-9, atol=1e-9)
+
+
+@given(X=point_sets, gamma=st.floats(0.01, 10))
+def test_rbf_range(X, gamma):
+    K = kn.RBF(gamma)(X)
+    assert np.all(K >= 0) and np.all(K <= 1)
+    np.testing.assert_array_equal(np.diag(K), 1.0)
+
+
+# -- is_psd ---------------------------------------------------------------------------------------
+def test_is_psd():
+    assert kn.is_psd(kn.gram(kn.RBF(1.0), _points(30, 2)))
+    assert not kn.is_psd(np.array([[1.0, 2.0], [2.0, 1.0]]))  # eigenvalues 3 and -1
+    assert not kn.is_psd(np.array([[1.0, 0.5], [0.0, 1.0]]))  # not symmetric
+    with pytest.raises(ValueError, match="square"):
+        kn.is_psd(np.ones((2, 3)))
+
+
+# -- bad input ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("gamma", [0, -1.0, np.nan, np.inf])
+@pytest.mark.parametrize("cls", [kn.RBF, kn.Laplacian])
+def test_bad_gamma(cls, gamma):
+    with pytest.raises(ValueError, match="gamma"):
+        cls(gamma)
+
+
+def test_bad_parameters():
+    with pytest.raises(ValueError, match="nu must be one of"):
+        kn.Matern(nu=2.0)
+    with pytest.raises(ValueError, match="length_scale"):
+        kn.Matern(nu=1.5, length_scale=0)
+    with pytest.raises(ValueError, match="degree"):
+        kn.Polynomial(degree=0)
+    with pytest.raises(ValueError, match="coef0"):
+        kn.Polynomial(degree=2, coef0=-1)
+    with pytest.raises(ValueError, match="c must be"):
+        -1.0 * kn.RBF()
+    with pytest.raises(TypeError, match="gamma must be a real number"):
+        kn.RBF("big")
+    with pytest.raises(TypeError, match="f must be a callable"):
+        kn.weighted(kn.RBF(), 3.0)
+    with pytest.raises(TypeError, match="k1 must be a kernelcourse"):
+        kn.exp(np.ones((2, 2)))
+
+
+def test_linear_A_checks():
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        kn.Linear(np.array([[1.0, 0.0], [0.0, -1.0]]))
+    with pytest.raises(ValueError, match="symmetric"):
+        kn.Linear(np.array([[1.0, 1.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="square"):
+        kn.Linear(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="features but A"):
+        kn.Linear(np.eye(2))(np.ones((3, 3)))
+
+
+def test_bad_inputs_name_the_argument():
+    k = kn.RBF(1.0)
+    X = _points(4, 2)
+    bad = X.copy()
+    bad[1, 1] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        k(bad)
+    with pytest.raises(ValueError, match="Y contains NaN"):
+        k(X, np.array([[np.inf, 0.0]]))
+    with pytest.raises(ValueError, match="Y has 3 features but X has 2"):
+        k(X, np.ones((2, 3)))
+    with pytest.raises(ValueError, match="X must be a 2-D array"):
+        k(np.ones(3))
+    with pytest.raises(TypeError, match="numeric"):
+        k(np.array([["a", "b"]]))
+    with pytest.raises(ValueError, match="f must return one weight per row"):
+        kn.weighted(k, lambda Z: np.ones(2))(X)
+
+
+def test_resolve_kernel():
+    assert kn.resolve_kernel("rbf", n_features=4) == kn.RBF(0.25)
+    assert kn.resolve_kernel("rbf", gamma=2.0) == kn.RBF(2.0)
+    assert kn.resolve_kernel("poly", gamma=1.0, degree=3) == kn.Polynomial(3, 1.0)
+    assert kn.resolve_kernel("matern", nu=2.5) == kn.Matern(2.5)
+    k = kn.RBF() + kn.Linear()
+    assert kn.resolve_kernel(k) is k
+    with pytest.raises(ValueError, match="kernel must be a Kernel or one of"):
+        kn.resolve_kernel("gauss-ish")
+    with pytest.raises(ValueError, match="gamma does not apply"):
+        kn.resolve_kernel("linear", gamma=1.0)
+    with pytest.raises(ValueError, match="set on the kernel object"):
+        kn.resolve_kernel(kn.RBF(), gamma=1.0)
+    with pytest.raises(ValueError, match="bad kernel parameters"):
+        kn.resolve_kernel("rbf", gamma=1.0, nu=1.5)
+
+
+def test_repr_and_equality():
+    k = 2.0 * kn.RBF(0.5) + kn.Linear()
+    assert repr(k) == "(2.0 * RBF(gamma=0.5) + Linear(A=None))"
+    assert kn.RBF(0.5) == kn.RBF(0.5) and kn.RBF(0.5) != kn.RBF(0.6)
+    assert kn.Linear(np.eye(2)) == kn.Linear(np.eye(2))
