@@ -3,7 +3,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.kernelcourse-installed
+# The stamp names the pyproject.toml content it installed, so an edit (not a touch) reinstalls.
+STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 
 # The chapters' kernel must import this checkout's package, also when VENV is shared.
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
@@ -31,12 +32,13 @@ help:
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "kernelcourse needs Python >= 3.11 (set PYTHON=...)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e ".[book,dev]"
+	rm -f $(VENV)/.installed-*
 	touch $@
 
 book: $(STAMP)

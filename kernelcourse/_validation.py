@@ -32,7 +32,9 @@ def as_float_matrix(X, name="X", *, allow_float32=True):
             f"{arr.shape}; reshape 1-D data with {name}.reshape(-1, 1)."
         )
     if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape}); it needs at least one row and column.")
+        raise ValueError(
+            f"{name} is empty (shape {arr.shape}); it needs at least one row and column."
+        )
     dtype = np.float32 if (allow_float32 and arr.dtype == np.float32) else np.float64
     arr = np.asarray(arr, dtype=dtype)
     if not np.isfinite(arr).all():

@@ -104,7 +104,7 @@ class Kernel:
         return self._features(as_float_matrix(X, "X"))
 
     def feature_dim(self, n_features):
-        """Dimension D of the feature space for inputs in R^n_features (``math.inf`` if infinite)."""
+        """Dimension D of the feature space for inputs in R^n_features (``math.inf``: infinite)."""
         return math.inf
 
     @property
@@ -192,10 +192,20 @@ def squared_distances(X, Y=None):
     np.maximum(D, 0, out=D)
     if Y is None:
         # ‖x‖² + ‖y‖² − 2xᵀy is symmetric in exact arithmetic only; make it so in floating point.
-        D += D.T
-        D *= 0.5
+        _copy_upper_to_lower(D)
         np.fill_diagonal(D, 0)
     return D
+
+
+def _copy_upper_to_lower(D, block=512):
+    """Make square ``D`` exactly symmetric in place, block by block (cache-friendly)."""
+    n = len(D)
+    for i in range(0, n, block):
+        diag = D[i : i + block, i : i + block]
+        lower = np.tril_indices(len(diag), -1)
+        diag[lower] = diag.T[lower]
+        for j in range(i + block, n, block):
+            D[j : j + block, i : i + block] = D[i : i + block, j : j + block].T
 
 
 def _l1_distances(X, Y):
@@ -312,8 +322,8 @@ class Polynomial(Kernel):
     r"""Polynomial kernel :math:`K(x, y) = (\gamma\, x^T y + c_0)^p`.
 
     Its feature map is finite: with the augmented vector :math:`\tilde x = [\sqrt\gamma x;
-    \sqrt{c_0}]`, :math:`\phi(x)` lists the monomials of degree p in :math:`\tilde x`, each scaled by
-    the square root of its multinomial coefficient, so D = C(d + p, p) (C(d + p − 1, p) when
+    \sqrt{c_0}]`, :math:`\phi(x)` lists the monomials of degree p in :math:`\tilde x`, each
+    scaled by the square root of its multinomial coefficient, so D = C(d + p, p) (C(d + p − 1, p) when
     :math:`c_0 = 0`). This is the product rule of lecture 000 applied p times, with repeated
     coordinates merged.
 
@@ -747,4 +757,6 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, **kernel_params):
             return Linear(**kernel_params)
         return Cosine(**kernel_params)
     except TypeError as err:
-        raise ValueError(f"bad kernel parameters {sorted(kernel_params)} for {name!r}: {err}") from err
+        raise ValueError(
+            f"bad kernel parameters {sorted(kernel_params)} for {name!r}: {err}"
+        ) from err

@@ -131,7 +131,8 @@ def test_feature_dimensions_follow_the_table():
 
 
 @pytest.mark.parametrize(
-    "k", [kn.RBF(1.0), kn.Laplacian(1.0), kn.Matern(1.5), kn.exp(kn.Linear()), kn.Linear() + kn.RBF()]
+    "k",
+    [kn.RBF(1.0), kn.Laplacian(1.0), kn.Matern(1.5), kn.exp(kn.Linear()), kn.Linear() + kn.RBF()],
 )
 def test_infinite_feature_map_raises(k):
     with pytest.raises(ValueError, match="infinite-dimensional"):

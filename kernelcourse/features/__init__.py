@@ -1,0 +1,7 @@
+"""Explicit (approximate) feature maps as scikit-learn transformers.
+
+One submodule per method; everything public is re-exported here, so
+``from kernelcourse.features import RandomFourierFeatures`` works.
+"""
+
+__all__: list[str] = []

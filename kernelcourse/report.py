@@ -1,0 +1,74 @@
+"""Tables that print the same numbers as plain text and as HTML.
+
+Chapters show results with :class:`Table`: the plain-text form is what strict nbval compares, and
+the HTML form is what the book renders; both come from the same rounded strings.
+"""
+
+from __future__ import annotations
+
+import html
+import numbers
+
+import numpy as np
+
+__all__ = ["Table", "fmt_sig", "fmt_time"]
+
+
+def fmt_sig(value, digits=4):
+    """``value`` rounded to ``digits`` significant digits, as text stable across BLAS builds."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    value = float(value)
+    if value == 0 or not np.isfinite(value):
+        return f"{value:g}"
+    return f"{value:.{digits}g}"
+
+
+def fmt_time(seconds):
+    """A wall-clock time as "1.234 s"; the nbval sanitizer rewrites exactly this form."""
+    return f"{seconds:.3f} s"
+
+
+class Table:
+    """A small result table.
+
+    Parameters
+    ----------
+    rows : list of sequences
+        Cell values; numbers are formatted with :func:`fmt_sig`.
+    headers : sequence of str
+    title : str, optional
+    digits : int
+        Significant digits for floats.
+    """
+
+    def __init__(self, rows, headers, *, title=None, digits=4):
+        headers = [str(h) for h in headers]
+        cells = [[fmt_sig(v, digits) for v in row] for row in rows]
+        for i, row in enumerate(cells):
+            if len(row) != len(headers):
+                raise ValueError(
+                    f"row {i} has {len(row)} cells but there are {len(headers)} headers."
+                )
+        self.headers, self.cells, self.title = headers, cells, title
+
+    def __repr__(self):
+        widths = [
+            max(len(h), *(len(r[j]) for r in self.cells)) if self.cells else len(h)
+            for j, h in enumerate(self.headers)
+        ]
+        line = lambda vals: "  ".join(v.rjust(w) for v, w in zip(vals, widths, strict=True))  # noqa: E731
+        out = [self.title] if self.title else []
+        out += [line(self.headers), line(["-" * w for w in widths])]
+        out += [line(r) for r in self.cells]
+        return "\n".join(out)
+
+    def _repr_html_(self):
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in self.cells
+        )
+        cap = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
+        return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
