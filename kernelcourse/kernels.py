@@ -323,9 +323,9 @@ class Polynomial(Kernel):
 
     Its feature map is finite: with the augmented vector :math:`\tilde x = [\sqrt\gamma x;
     \sqrt{c_0}]`, :math:`\phi(x)` lists the monomials of degree p in :math:`\tilde x`, each
-    scaled by the square root of its multinomial coefficient, so D = C(d + p, p) (C(d + p − 1, p) when
-    :math:`c_0 = 0`). This is the product rule of lecture 000 applied p times, with repeated
-    coordinates merged.
+    scaled by the square root of its multinomial coefficient, so D = C(d + p, p)
+    (C(d + p − 1, p) when :math:`c_0 = 0`). This is the product rule of lecture 000 applied p
+    times, with repeated coordinates merged.
 
     Parameters
     ----------
