@@ -270,9 +270,12 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             omega, weights = self._leverage_sample(measure, X, n_freq, rng)
         else:
             omega = measure.sample(
-                n_freq, n_features, method=self.sampling, random_state=rng,
+                n_freq,
+                n_features,
+                method=self.sampling,
+                random_state=rng,
                 qmc_engine=self.qmc_engine,
-            )  # fmt: skip
+            )
         if self.map == "cos":
             offset = rng.uniform(0, _TWO_PI, size=D)
         else:
@@ -331,18 +334,26 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         W = self.omega_.T.astype(dtype)
         if self.map == "complex":
             scale = math.sqrt(self._mass / D) * self.weights_
-            re = fourier_features(X, W, self.offset_, scale, exact=self.exact_cos,
-                                  n_threads=self.n_threads)  # fmt: skip
-            im = fourier_features(X, W, self.offset_ + math.pi / 2, scale,
-                                  exact=self.exact_cos, n_threads=self.n_threads)  # fmt: skip
+            re = fourier_features(
+                X, W, self.offset_, scale, exact=self.exact_cos, n_threads=self.n_threads
+            )
+            im = fourier_features(
+                X,
+                W,
+                self.offset_ + math.pi / 2,
+                scale,
+                exact=self.exact_cos,
+                n_threads=self.n_threads,
+            )
             # exp(−it) = cos t − i sin t and cos(t + π/2) = −sin t.
             ctype = np.complex64 if dtype == np.float32 else np.complex128
             out = np.empty(re.shape, dtype=ctype)
             out.real, out.imag = re, im
             return out
         scale = math.sqrt(2.0 * self._mass / D) * self.weights_
-        return fourier_features(X, W, self.offset_, scale, exact=self.exact_cos,
-                                n_threads=self.n_threads)  # fmt: skip
+        return fourier_features(
+            X, W, self.offset_, scale, exact=self.exact_cos, n_threads=self.n_threads
+        )
 
     def approximate_kernel(self, X, Y=None):
         r""":math:`\psi(X)\psi(Y)^T` (real part for the complex map), the estimate of K."""
