@@ -14,6 +14,7 @@ from kernelcourse.bounds import (
     hoeffding_features,
     rademacher_bound,
     uniform_bound,
+    uniform_deviation,
 )
 
 
@@ -77,3 +78,9 @@ def test_bad_input(call, match):
 
 def test_rademacher_bound_still_there():
     assert rademacher_bound(np.eye(4), 2.0) == pytest.approx(1.0)
+
+
+def test_uniform_deviation_inverts_the_bound():
+    eps = uniform_deviation(5000, 0.05, 3, 2.0, 1.5)
+    assert uniform_bound(5000, eps, 3, 2.0, 1.5) == pytest.approx(0.05, rel=1e-6)
+    assert features_needed(eps * 1.01, 0.05, 3, 2.0, 1.5) <= 5000
