@@ -65,6 +65,8 @@ def browser(book_html):
 def screenshots(book_html):
     folder = book_html.parent / "screenshots"
     folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.png"):
+        old.unlink()  # only this run's pages
     return folder
 
 
@@ -93,10 +95,11 @@ INSPECT = r"""
     if (!parent || parent.closest("pre, code, script, style, textarea, mjx-container, .output"))
       continue;
     const text = node.textContent;
-    if (/\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{/.test(text)) raw.push(text.trim().slice(0, 160));
+    if (/\$\$|\\[()[\]]|\\[a-zA-Z]+\{/.test(text)) raw.push(text.trim().slice(0, 160));
   }
   const mathSources = [...document.querySelectorAll("span.math, div.math")];
   return {
+    location: location.href,
     mathjax,
     mathSources: mathSources.length,
     untypeset: mathSources.filter(m => !m.querySelector("mjx-container"))
@@ -109,16 +112,18 @@ INSPECT = r"""
     brokenImages: [...document.images].filter(i => !i.complete || i.naturalWidth === 0)
                                       .map(i => i.getAttribute("src")),
     links: [...document.querySelectorAll("a[href]")].map(a => a.href),
-    openSolutions: [...document.querySelectorAll(".solution.dropdown, .admonition.dropdown")]
-      .filter(d => [...d.children].some(c => !c.classList.contains("admonition-title") &&
-                                             c.offsetParent !== null &&
-                                             !c.matches("button, .toggle-button")))
+    openSolutions: [...document.querySelectorAll(".admonition.dropdown")]
+      .filter(d => [...d.querySelectorAll(":scope > .admonition-title ~ *")]
+                     .some(c => getComputedStyle(c).visibility !== "hidden" &&
+                                c.getBoundingClientRect().height > 0))
       .map(d => (d.querySelector(".admonition-title") || d).textContent.trim().slice(0, 80)),
+    dropdowns: document.querySelectorAll(".admonition.dropdown").length,
     h1Number: (document.querySelector("h1 .section-number") || {}).textContent || null,
     figures: [...document.querySelectorAll("figure")].map(f => ({
       id: f.id,
       caption: (f.querySelector("figcaption") || {}).textContent || "",
       number: !!f.querySelector("figcaption .caption-number"),
+      image: [...f.querySelectorAll("img, svg")].some(e => !e.closest("button")),
     })),
     equationNumbers: [...document.querySelectorAll("div.math .eqno")].map(e => e.textContent),
     proofs: document.querySelectorAll(".proof").length,
@@ -195,6 +200,8 @@ _REPORTS = {}
 def _visit(browser, site, page, screenshots):
     if page not in _REPORTS:
         browser.open((site / page).as_uri())
+        if browser.evaluate("!!document.querySelector('meta[http-equiv=refresh]')"):
+            browser.wait_for("Page.loadEventFired")  # a redirect page: follow it
         report = browser.evaluate(INSPECT, timeout=90)
         report["events"] = _problems_in_events(browser.events)
         browser.screenshot(screenshots / (page.replace("/", "__").removesuffix(".html") + ".png"))
@@ -228,6 +235,11 @@ def test_solutions_start_hidden(book_html, browser, screenshots, page):
     assert report["openSolutions"] == [], f"{page}: dropdowns shown before a click"
 
 
+def test_front_page_leads_to_the_intro(book_html, browser, screenshots):
+    report = _visit(browser, book_html, "index.html", screenshots)
+    assert report["location"] == (book_html / "book/intro.html").as_uri()
+
+
 # ------------------------------------------------------------------ chapters
 
 
@@ -239,6 +251,8 @@ def test_chapter_page(book_html, browser, screenshots, chapter):
     assert report["h1Number"] and report["h1Number"].strip().rstrip(".").isdigit(), chapter
     assert report["mathSources"] > 0, f"{chapter} has no math"
     for figure in report["figures"]:
+        # A glued figure stored without its PNG renders as the text "<Figure size ...>".
+        assert figure["image"], f"{chapter}: figure #{figure['id']} shows no image"
         assert figure["number"] and figure["caption"].strip(), f"{chapter}: {figure}"
     for eqno in report["equationNumbers"]:
         assert re.fullmatch(r"\(\d+\.\d+\)", eqno.strip().replace("#", "")), (chapter, eqno)

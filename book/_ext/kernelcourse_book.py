@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 MATHJAX_VERSION = "3.2.2"
 # The registry's `dist.integrity` of mathjax@3.2.2: a changed tarball is refused.
 MATHJAX_INTEGRITY = (
-    "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
+    "sha512-"
+    "Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
 )
 MATHJAX_TARBALL_URL = f"https://registry.npmjs.org/mathjax/-/mathjax-{MATHJAX_VERSION}.tgz"
 # What the page loads (tex-mml-chtml) and what it may load later: TeX extensions found by
