@@ -339,3 +339,11 @@ def test_launch_buttons_follow_the_repository_setting(book_html, chapter):
     page = (book_html / chapter).read_text(encoding="utf-8")
     has_buttons = "mybinder.org" in page or "colab.research.google.com" in page
     assert has_buttons == bool((config.get("repository") or {}).get("url"))
+
+
+def test_intro_course_map_links_every_chapter(book_html, chapter):
+    if chapter == "(none)":
+        pytest.fail("no chapter page book/NN_*.html was built")
+    intro = (book_html / "book/intro.html").read_text(encoding="utf-8")
+    course_map = intro[intro.index('class="course-map') :]
+    assert f'href="{pathlib.PurePosixPath(chapter).name}"' in course_map
