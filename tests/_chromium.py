@@ -161,6 +161,8 @@ class Chromium:
         """Save a PNG of the whole page (cut at ``max_height`` CSS pixels)."""
         metrics = self.call("Page.getLayoutMetrics")
         size = metrics.get("cssContentSize") or metrics["contentSize"]
+        if not size["width"] or not size["height"]:
+            raise CDPError("the page has no content to take a screenshot of")
         clip = {
             "x": 0,
             "y": 0,

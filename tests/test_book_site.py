@@ -76,6 +76,8 @@ def screenshots(book_html):
 # would see.  Text inside code and outputs is left alone: `$$` may be printed there on purpose.
 INSPECT = r"""
 (async () => {
+  if (document.readyState !== "complete")
+    await new Promise(r => window.addEventListener("load", r, { once: true }));
   const usesMathJax = !!document.querySelector('script[src*="mathjax"]');
   const t0 = Date.now();
   let mathjax = usesMathJax ? "loading" : "absent";
@@ -199,9 +201,10 @@ _REPORTS = {}
 
 def _visit(browser, site, page, screenshots):
     if page not in _REPORTS:
+        redirect = 'http-equiv="refresh"' in (site / page).read_text(encoding="utf-8").lower()
         browser.open((site / page).as_uri())
-        if browser.evaluate("!!document.querySelector('meta[http-equiv=refresh]')"):
-            browser.wait_for("Page.loadEventFired")  # a redirect page: follow it
+        if redirect:
+            browser.wait_for("Page.loadEventFired")  # the page it sends the reader to
         report = browser.evaluate(INSPECT, timeout=90)
         report["events"] = _problems_in_events(browser.events)
         browser.screenshot(screenshots / (page.replace("/", "__").removesuffix(".html") + ".png"))
