@@ -128,7 +128,13 @@ INSPECT = r"""
       image: [...f.querySelectorAll("img, svg")].some(e => !e.closest("button")),
     })),
     equationNumbers: [...document.querySelectorAll("div.math .eqno")].map(e => e.textContent),
-    proofs: document.querySelectorAll(".proof").length,
+    // sphinx-proof (theorem, definition, ...) and sphinx-exercise blocks; a bare proof has
+    // no kind and no number.
+    blocks: [...document.querySelectorAll(".proof.admonition, .exercise.admonition")].map(b => ({
+      kind: [...b.classList].filter(c => !["proof", "admonition"].includes(c)).join(" "),
+      number: (b.querySelector(":scope > .admonition-title .caption-number") || {})
+                .textContent || "",
+    })),
   };
 })()
 """
@@ -257,6 +263,9 @@ def test_chapter_page(book_html, browser, screenshots, chapter):
         # A glued figure stored without its PNG renders as the text "<Figure size ...>".
         assert figure["image"], f"{chapter}: figure #{figure['id']} shows no image"
         assert figure["number"] and figure["caption"].strip(), f"{chapter}: {figure}"
+    for block in report["blocks"]:
+        if block["kind"]:  # "Theorem 5.1", "Definition 1.1", "Exercise 1.2"
+            assert re.fullmatch(r"[A-Z]\w+ \d+\.\d+", block["number"].strip()), (chapter, block)
     for eqno in report["equationNumbers"]:
         assert re.fullmatch(r"\(\d+\.\d+\)", eqno.strip().replace("#", "")), (chapter, eqno)
 
