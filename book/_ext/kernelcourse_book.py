@@ -80,27 +80,32 @@ def _fetch_tarball(dest):
     npm = shutil.which("npm")
     if npm:
         with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-            proc = subprocess.run(
-                [npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--pack-destination", tmp],
-                capture_output=True,
-                text=True,
-                cwd=tmp,
-                timeout=300,
-            )
-            got = pathlib.Path(tmp) / f"mathjax-{MATHJAX_VERSION}.tgz"
-            if proc.returncode == 0 and got.is_file():
-                os.replace(got, dest)
-                return
-            errors.append(f"npm pack: {proc.stderr.strip()[-500:]}")
+            try:
+                proc = subprocess.run(
+                    [npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--pack-destination", tmp],
+                    capture_output=True,
+                    text=True,
+                    cwd=tmp,
+                    timeout=300,
+                )
+                got = pathlib.Path(tmp) / f"mathjax-{MATHJAX_VERSION}.tgz"
+                if proc.returncode == 0 and got.is_file():
+                    os.replace(got, dest)
+                    return
+                errors.append(f"npm pack: {proc.stderr.strip()[-500:]}")
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                errors.append(f"npm pack: {exc}")
+    part = dest.with_name(dest.name + f".part-{os.getpid()}")
     try:
-        with tempfile.NamedTemporaryFile(dir=dest.parent, delete=False) as tmp:
-            with urllib.request.urlopen(MATHJAX_TARBALL_URL, timeout=120) as resp:
-                shutil.copyfileobj(resp, tmp)
-        os.replace(tmp.name, dest)
+        with urllib.request.urlopen(MATHJAX_TARBALL_URL, timeout=120) as resp:
+            with open(part, "wb") as out:
+                shutil.copyfileobj(resp, out)
+        os.replace(part, dest)
         return
     except OSError as exc:
-        pathlib.Path(tmp.name).unlink(missing_ok=True)
         errors.append(f"download {MATHJAX_TARBALL_URL}: {exc}")
+    finally:
+        part.unlink(missing_ok=True)
     raise ExtensionError(
         f"could not fetch MathJax {MATHJAX_VERSION} ({'; '.join(errors)}). Fetch it once with "
         f"network access, or set KERNELCOURSE_MATHJAX to a mathjax-{MATHJAX_VERSION}.tgz or "
@@ -150,6 +155,12 @@ def mathjax_static_dir():
                     raise ExtensionError(f"KERNELCOURSE_MATHJAX={source} does not exist")
                 logger.info(f"fetching MathJax {MATHJAX_VERSION} from the npm registry")
                 _fetch_tarball(tarball)
+                if not _integrity_ok(tarball):
+                    tarball.unlink()
+                    raise ExtensionError(
+                        f"the fetched mathjax@{MATHJAX_VERSION} does not match its published "
+                        "sha512; not used"
+                    )
             if not _integrity_ok(tarball):
                 raise ExtensionError(
                     f"{tarball} does not match the sha512 of mathjax@{MATHJAX_VERSION}; "
