@@ -1,8 +1,8 @@
 """Sphinx extension for the kernelcourse book.
 
 * Offline math: MathJax 3 is served from the built site (``_static/mathjax``) instead of a CDN.
-  The pinned npm tarball is fetched once (``npm pack``, else a plain HTTPS download from the npm
-  registry), checked against its published sha512 integrity and unpacked into a cache folder
+  The pinned npm tarball is fetched once with ``npm pack`` (npm's own registry and proxy
+  settings apply), checked against its published sha512 integrity and unpacked into a cache folder
   outside the repository; later builds need no network.  ``KERNELCOURSE_MATHJAX`` may name a
   ``mathjax-X.Y.Z.tgz`` or an unpacked MathJax folder (one holding ``es5/``) to use instead.
 * Launch buttons: one setting, ``repository.url`` in ``_config.yml``.  While it is empty the
@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-import urllib.request
 
 from docutils import nodes
 from docutils.statemachine import StringList
@@ -39,7 +38,6 @@ MATHJAX_INTEGRITY = (
     "sha512-"
     "Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
 )
-MATHJAX_TARBALL_URL = f"https://registry.npmjs.org/mathjax/-/mathjax-{MATHJAX_VERSION}.tgz"
 # What the page loads (tex-mml-chtml) and what it may load later: TeX extensions found by
 # autoload, the CHTML fonts, the menu and its accessibility tools.  The other bundles
 # (SVG output, the "full" builds, node entry points) are never requested by the book.
@@ -73,8 +71,7 @@ def _integrity_ok(path):
 
 
 def _fetch_tarball(dest):
-    """Download the pinned MathJax tarball to ``dest``; npm first (it honours npm's own
-    registry and proxy settings), then the registry URL directly."""
+    """Fetch the pinned MathJax tarball to ``dest`` with ``npm pack``."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     errors = []
     npm = shutil.which("npm")
@@ -95,17 +92,8 @@ def _fetch_tarball(dest):
                 errors.append(f"npm pack: {proc.stderr.strip()[-500:]}")
             except (OSError, subprocess.TimeoutExpired) as exc:
                 errors.append(f"npm pack: {exc}")
-    part = dest.with_name(dest.name + f".part-{os.getpid()}")
-    try:
-        with urllib.request.urlopen(MATHJAX_TARBALL_URL, timeout=120) as resp:
-            with open(part, "wb") as out:
-                shutil.copyfileobj(resp, out)
-        os.replace(part, dest)
-        return
-    except OSError as exc:
-        errors.append(f"download {MATHJAX_TARBALL_URL}: {exc}")
-    finally:
-        part.unlink(missing_ok=True)
+    else:
+        errors.append("npm is not installed (install Node.js and npm)")
     raise ExtensionError(
         f"could not fetch MathJax {MATHJAX_VERSION} ({'; '.join(errors)}). Fetch it once with "
         f"network access, or set KERNELCOURSE_MATHJAX to a mathjax-{MATHJAX_VERSION}.tgz or "
@@ -153,7 +141,7 @@ def mathjax_static_dir():
             if not tarball.is_file():
                 if source:
                     raise ExtensionError(f"KERNELCOURSE_MATHJAX={source} does not exist")
-                logger.info(f"fetching MathJax {MATHJAX_VERSION} from the npm registry")
+                logger.info(f"fetching MathJax {MATHJAX_VERSION} with npm pack")
                 _fetch_tarball(tarball)
                 if not _integrity_ok(tarball):
                     tarball.unlink()
