@@ -358,7 +358,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian", "precomputed"}), Kernel],
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="right")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
@@ -455,7 +455,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             else:
                 gram = _FullGram(gram_all.block(idx))
             res = smo_solve(
-                gram, yy, C * sw[idx], tol=self.tol, max_iter=self.max_iter,
+                gram,
+                yy,
+                C * sw[idx],
+                tol=self.tol,
+                max_iter=self.max_iter,
                 shrinking=self.shrinking,
             )
             if not res.converged:
@@ -558,8 +562,8 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
     intercept_scaling : float > 0, default=1.0
         The constant c appended to each feature vector.
     tol : float > 0, default=1e-4
-        Newton: stop when ‖∇‖ ≤ tol·‖∇ at 0‖. Coordinate descent: stop when the spread of
-        projected gradients over an epoch is ≤ tol·(its first-epoch value) or ≤ tol.
+        Newton: stop when ‖∇‖ ≤ tol·‖∇ at 0‖. Coordinate descent: stop when the projected
+        gradients of an epoch spread by ≤ tol (LIBLINEAR's rule).
     max_iter : int, default=1000
         Newton steps or coordinate-descent epochs.
     random_state : int, RandomState or None
@@ -772,47 +776,56 @@ def _line_search_squared_hinge(w, d, m, s, c):
 
 
 def _dcd_hinge(Z, y, c, tol, max_iter, rng):
-    """Dual coordinate descent for the hinge loss: max Σα − ½‖Σ α_i y_i z_i‖², 0 ≤ α ≤ c."""
+    """Dual coordinate descent for the hinge loss: max Σα − ½‖Σ α_i y_i z_i‖², 0 ≤ α ≤ c,
+    with LIBLINEAR's shrinking of coordinates stuck at a bound and its stopping rule
+    (spread of projected gradients over the active coordinates ≤ tol, on all of them)."""
     n, D = Z.shape
-    alpha = np.zeros(n)
     w = np.zeros(D)
     qd = np.einsum("ij,ij->i", Z, Z)
     # Python floats and BLAS level-1 calls keep the unavoidable per-coordinate loop cheap.
     ddot, daxpy = blas.ddot, blas.daxpy
     rows = list(Z)
     ys, cs, qs = y.tolist(), c.tolist(), qd.tolist()
-    al = alpha.tolist()
-    first = None
+    al = [0.0] * n
+    active = [i for i in range(n) if qs[i] > 0.0 and cs[i] > 0.0]
+    n_all = len(active)
+    pg_max_old, pg_min_old = math.inf, -math.inf
     for epoch in range(1, max_iter + 1):
-        pg_max, pg_min = -np.inf, np.inf
-        for i in rng.permutation(n).tolist():
-            q = qs[i]
-            if q <= 0.0:
-                continue
+        pg_max, pg_min = -math.inf, math.inf
+        keep = []
+        for i in (active[k] for k in rng.permutation(len(active)).tolist()):
             zi = rows[i]
             yi = ys[i]
             g = yi * ddot(zi, w) - 1.0
             a = al[i]
             ci = cs[i]
             if a == 0.0:
+                if g > pg_max_old:
+                    continue  # shrunk: at 0 and pushed further out
                 pg = min(g, 0.0)
             elif a == ci:
+                if g < pg_min_old:
+                    continue  # shrunk: at C and pushed further out
                 pg = max(g, 0.0)
             else:
                 pg = g
+            keep.append(i)
             if pg > pg_max:
                 pg_max = pg
             if pg < pg_min:
                 pg_min = pg
-            if pg != 0.0:
-                a_new = min(max(a - g / q, 0.0), ci)
-                delta = (a_new - a) * yi
-                if delta != 0.0:
-                    al[i] = a_new
-                    w = daxpy(zi, w, a=delta)
-        spread = pg_max - pg_min
-        if first is None:
-            first = max(spread, 1e-300)
-        if spread <= tol * first or spread <= tol:
-            return w, epoch, True
+            if abs(pg) > 1e-12:
+                a_new = min(max(a - g / qs[i], 0.0), ci)
+                al[i] = a_new
+                w = daxpy(zi, w, a=(a_new - a) * yi)
+        active = keep
+        if pg_max - pg_min <= tol:
+            if len(active) == n_all:
+                return w, epoch, True
+            # Converged on the active set: check everything again before stopping.
+            active = [i for i in range(n) if qs[i] > 0.0 and cs[i] > 0.0]
+            pg_max_old, pg_min_old = math.inf, -math.inf
+            continue
+        pg_max_old = pg_max if pg_max > 0 else math.inf
+        pg_min_old = pg_min if pg_min < 0 else -math.inf
     return w, max_iter, False
