@@ -253,17 +253,19 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
 def _gram_matrix(kernel, X):
     """The full Gram matrix K(X, X) in float64.
 
-    For the RBF kernel it is exp(2γ XXᵀ − γ‖x_i‖² − γ‖x_j‖²) from one matrix product and
-    in-place passes, with no transposed copies (which cost more than the product itself);
-    K is then symmetric up to round-off only, which SMO does not mind.
+    For the RBF kernel the exponent 2γ x_iᵀx_j − γ‖x_i‖² − γ‖x_j‖² is one matrix product of
+    the augmented rows [x_i, 1, γ‖x_i‖²] and [2γ x_j, −γ‖x_j‖², −1], followed by one in-place
+    exp: two passes over the n × n result instead of five (memory traffic, not arithmetic, is
+    what costs here). Round-off can leave an exponent of order 1e-15 above 0; K is then
+    symmetric and ≤ 1 up to round-off only, which SMO does not mind.
     """
     if type(kernel) is RBF:
         g = kernel.gamma
         h = g * np.einsum("ij,ij->i", X, X)
-        K = X @ ((2.0 * g) * X).T
-        K -= h[:, None]
-        K -= h[None, :]
-        np.minimum(K, 0.0, out=K)
+        ones = np.ones((len(X), 1))
+        left = np.hstack([X, ones, h[:, None]])
+        right = np.hstack([(2.0 * g) * X, -h[:, None], -ones])
+        K = left @ right.T
         return np.exp(K, out=K)
     return np.asarray(kernel(X), dtype=np.float64)
 
