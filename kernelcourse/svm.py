@@ -108,9 +108,6 @@ class _RowCache:
             self.rows.popitem(last=False)
         return r
 
-    def block(self, idx):
-        return np.asarray(self.kernel(self.X[idx]), dtype=np.float64)
-
 
 def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
     r"""Solve the SVM dual by SMO with second-order working-set selection.
@@ -134,8 +131,9 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
 
     Parameters
     ----------
-    gram : object with ``row(i)``, ``diag`` and ``block(idx)``
-        Access to the Gram matrix :math:`\mathbf K` (see ``_FullGram``).
+    gram : _FullGram or _RowCache
+        Access to the Gram matrix :math:`\mathbf K`: held whole, or rows computed on demand
+        and cached.
     y : ndarray of shape (n,)
         Labels in {−1, +1} (float).
     C : ndarray of shape (n,)
