@@ -158,6 +158,8 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
     diag = gram.diag
     rows = gram.K if isinstance(gram, _FullGram) else None
     use_shrink = shrinking and rows is not None and n > 2000
+    hard = bool(np.isinf(C).any())
+    diverged = False
     inf = np.inf
     # Active problem (all of it until shrinking): indices, Gram rows, bounds and
     # v = y − Kβ kept twice, masked to I_up (vu, −∞ elsewhere) and to I_low (vl, +∞ elsewhere),
@@ -222,6 +224,10 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
         vu[j] = vj if ba[j] < Ua[j] else -inf
         vl[j] = vj if ba[j] > La[j] else inf
         it += 1
+        if hard and it % 1000 == 0 and np.abs(ba).max() > 1e12:
+            # With C = ∞ the dual is unbounded when no separator exists: α grows without end.
+            diverged = True
+            break
         if use_shrink and it % 1000 == 0:
             # Shrink: a variable at a bound whose v points further out of the box cannot be
             # part of a violating pair at present (LIBSVM's be_shrunk rule).
@@ -245,6 +251,8 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
         lo = v[low].min() if low.any() else -np.inf
         b = 0.5 * (hi + lo) if np.isfinite(hi) and np.isfinite(lo) else float(np.nan_to_num(hi))
     obj = float(y @ beta - 0.5 * beta @ f)
+    if diverged:
+        obj = np.inf
     return SMOResult(beta, b, it, float(gap), converged, obj)
 
 
@@ -309,7 +317,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     gamma : float > 0 or None, default=None
         γ of named kernels; None means 1 / n_features.
     C : float > 0, default=1.0
-        Box bound C of the dual (penalty on margin violations); ``np.inf`` for hard margin.
+        Box bound C of the dual (penalty on margin violations); ``np.inf`` for hard margin,
+        which needs classes separable by the kernel (otherwise the dual is unbounded: SMO
+        stops at ``max_iter`` with a warning, or with an error once α exceeds 1e12).
     tol : float > 0, default=1e-3
         KKT tolerance: stop when the maximal violating pair has gap m(α) − M(α) ≤ tol.
     max_iter : int or None, default=None
@@ -457,17 +467,28 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             res = smo_solve(
                 gram,
                 yy,
-                C * sw[idx],
+                np.where(sw[idx] > 0, C * sw[idx], 0.0),  # avoid ∞ · 0 with C = ∞
                 tol=self.tol,
                 max_iter=self.max_iter,
                 shrinking=self.shrinking,
             )
+            if not np.isfinite(res.dual_objective):
+                raise ValueError(
+                    f"C=inf (hard margin) but classes {self.classes_[a]!r} and "
+                    f"{self.classes_[b]!r} are not separable with this kernel: the dual "
+                    "objective grows without bound. Use a finite C."
+                )
             if not res.converged:
                 warnings.warn(
                     f"SMO stopped after max_iter={res.n_iter} steps with KKT gap "
                     f"m(α) − M(α) = {res.kkt_gap:.3g} > tol = {self.tol:g} (classes "
-                    f"{self.classes_[a]!r} vs {self.classes_[b]!r}); raise max_iter or tol, "
-                    "or lower C if the data are not separable.",
+                    f"{self.classes_[a]!r} vs {self.classes_[b]!r}); raise max_iter or tol"
+                    + (
+                        "; with C=inf this usually means the classes are not separable by "
+                        "the kernel, so the dual is unbounded: use a finite C."
+                        if np.isinf(C)
+                        else "."
+                    ),
                     ConvergenceWarning,
                     stacklevel=2,
                 )

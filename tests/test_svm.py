@@ -251,3 +251,9 @@ def test_primal_multiclass_one_vs_rest():
     ref = LinearSVC(C=1.0, tol=1e-8, max_iter=100000).fit(X, y)
     assert ours.coef_.shape == (3, 4)
     assert np.mean(ours.predict(X) == ref.predict(X)) >= 0.97
+
+
+def test_hard_margin_on_overlapping_classes_does_not_converge():
+    X, y = _moons(60, noise=0.4, seed=14)
+    with pytest.warns(ConvergenceWarning, match="not separable"):
+        KernelSVC(kernel=Linear(), C=np.inf, max_iter=3000).fit(X, y)
