@@ -805,8 +805,8 @@ def _dcd_hinge(Z, y, c, tol, max_iter, rng):
     qd = np.einsum("ij,ij->i", Z, Z)
     # Python floats and BLAS level-1 calls keep the unavoidable per-coordinate loop cheap.
     ddot, daxpy = blas.ddot, blas.daxpy
-    rows = list(Z)
-    ys, cs, qs = y.tolist(), c.tolist(), qd.tolist()
+    rows = list(Z * y[:, None])  # y_i z_i, so that g_i = (y_i z_i)ᵀw − 1
+    cs, qs = c.tolist(), qd.tolist()
     al = [0.0] * n
     active = [i for i in range(n) if qs[i] > 0.0 and cs[i] > 0.0]
     n_all = len(active)
@@ -814,10 +814,9 @@ def _dcd_hinge(Z, y, c, tol, max_iter, rng):
     for epoch in range(1, max_iter + 1):
         pg_max, pg_min = -math.inf, math.inf
         keep = []
-        for i in (active[k] for k in rng.permutation(len(active)).tolist()):
+        for i in [active[k] for k in rng.permutation(len(active)).tolist()]:
             zi = rows[i]
-            yi = ys[i]
-            g = yi * ddot(zi, w) - 1.0
+            g = ddot(zi, w) - 1.0
             a = al[i]
             ci = cs[i]
             if a == 0.0:
@@ -838,7 +837,7 @@ def _dcd_hinge(Z, y, c, tol, max_iter, rng):
             if abs(pg) > 1e-12:
                 a_new = min(max(a - g / qs[i], 0.0), ci)
                 al[i] = a_new
-                w = daxpy(zi, w, a=(a_new - a) * yi)
+                w = daxpy(zi, w, a=a_new - a)
         active = keep
         if pg_max - pg_min <= tol:
             if len(active) == n_all:
