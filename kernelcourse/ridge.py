@@ -158,6 +158,11 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_.T + self.intercept_
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
 
 class KernelRidge(RegressorMixin, BaseEstimator):
     r"""Kernel ridge regression solved in the dual (lectures 001 and 002).
@@ -187,7 +192,8 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     dtype : {"float64", "float32"}, default="float64"
         Precision of the Gram matrix and its factorization. float32 halves the memory and
         roughly halves the time of the :math:`O(n^3)` factorization, at about 1e-7 relative
-        round-off per entry (use it with a λ that keeps K + λI well conditioned).
+        round-off per entry (use it with a λ that keeps K + λI well conditioned). Predictions
+        are always computed in float64.
 
     Attributes
     ----------
@@ -259,9 +265,11 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     def predict(self, X):
         r"""Predict :math:`\hat f(x) = \sum_i \alpha_i K(x_i, x)` for every row of X."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.dtype(self.dtype))
-        # Predictions are reported in float64 whatever precision the solve used.
-        return (self.kernel_(X, self.X_fit_) @ self.dual_coef_).astype(np.float64, copy=False)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        # The O(n³) solve may run in float32, but K(X, X_fit) α costs only O(m n d) and is
+        # evaluated in float64 so predictions do not depend on how X is split into batches.
+        X_fit = self.X_fit_.astype(np.float64, copy=False)
+        return self.kernel_(X, X_fit) @ self.dual_coef_.astype(np.float64, copy=False)
 
     @property
     def rkhs_function_(self):
@@ -322,7 +330,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
 
     References
     ----------
-    Lecture 001 (the push-through identity); :cite:t:`rahimi2007random` for random features.
+    Lecture 001 (the push-through identity); Rahimi and Recht (2007) for random features.
     """
 
     _parameter_constraints = {

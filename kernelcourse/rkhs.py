@@ -16,9 +16,9 @@ construction and can be checked numerically: ``inner(f, kernel_section(k, x)) ==
 Mercer's theorem (lecture 003) expands the kernel in the eigenfunctions of the integral operator
 :math:`(Tf)(x) = \int K(x, u) f(u)\, d\mu(u)`: :math:`K(x, x') = \sum_i \lambda_i \psi_i(x)
 \psi_i(x')`. :func:`mercer_expansion` estimates :math:`(\lambda_i, \psi_i)` by the Nyström method
-on a sample or quadrature of :math:`\mu` :cite:p:`williams2001nystrom`, and
+on a sample or quadrature of :math:`\mu` (Williams and Seeger, 2001), and
 :func:`gaussian_mercer_closed_form` gives the exact answer for the Gaussian kernel under a
-Gaussian measure :cite:p:`rasmussen2006gaussian` (§4.3.1) to compare with.
+Gaussian measure (Rasmussen and Williams, 2006, §4.3.1) to compare with.
 """
 
 from __future__ import annotations
@@ -223,9 +223,7 @@ def inner(f, g):
         if not isinstance(h, RKHSFunction):
             raise TypeError(f"{name} must be an RKHSFunction, got {type(h).__name__}.")
     if f.kernel != g.kernel:
-        raise ValueError(
-            f"f and g live in different RKHSs: kernels {f.kernel!r} and {g.kernel!r}."
-        )
+        raise ValueError(f"f and g live in different RKHSs: kernels {f.kernel!r} and {g.kernel!r}.")
     if f.n_features != g.n_features:
         raise ValueError(
             f"f has {f.n_features}-dimensional centers but g has {g.n_features}-dimensional ones."
@@ -321,7 +319,7 @@ def mercer_expansion(
     kernel, points_or_sampler, n_terms, *, weights=None, n_samples=1000, random_state=None
 ):
     r"""Estimate the Mercer eigenpairs :math:`(\lambda_i, \psi_i)` of K on a measure μ by the
-    Nyström method (lecture 003, eq. 18–23; :cite:t:`williams2001nystrom`).
+    Nyström method (lecture 003, eq. 18–23; Williams and Seeger (2001)).
 
     The integral :math:`(T\psi)(x) = \int K(x, u) \psi(u)\,d\mu(u)` is replaced by the
     quadrature :math:`\sum_j w_j K(x, u_j) \psi(u_j)`. On the nodes this is the eigenproblem
@@ -414,7 +412,7 @@ def mercer_expansion(
 # -- closed form: Gaussian kernel under a Gaussian measure ---------------------------------------
 class GaussianMercer:
     r"""Exact Mercer eigenpairs of :math:`K(x, x') = \exp(-\gamma \|x - x'\|^2)` on
-    :math:`\mu = \mathcal N(0, \sigma^2 I_d)` (:cite:t:`rasmussen2006gaussian`, §4.3.1).
+    :math:`\mu = \mathcal N(0, \sigma^2 I_d)` (Rasmussen and Williams, 2006, §4.3.1).
 
     With :math:`a = 1/(4\sigma^2)`, :math:`b = \gamma`, :math:`c = \sqrt{a^2 + 2ab}`,
     :math:`A = a + b + c` and :math:`B = b / A`, in one dimension
@@ -491,9 +489,9 @@ class GaussianMercer:
         if kmax >= 1:
             h[:, 1] = math.sqrt(2.0) * u
         for k in range(1, kmax):
-            h[:, k + 1] = math.sqrt(2.0 / (k + 1)) * u * h[:, k] - math.sqrt(k / (k + 1)) * h[
-                :, k - 1
-            ]
+            h[:, k + 1] = (
+                math.sqrt(2.0 / (k + 1)) * u * h[:, k] - math.sqrt(k / (k + 1)) * h[:, k - 1]
+            )
         envelope = (c / a) ** 0.25 * np.exp(-(c - a) * x**2)
         return h * envelope[:, None]
 
@@ -531,7 +529,7 @@ def _compositions(total, parts):
 def gaussian_mercer_closed_form(gamma, sigma, n_terms, n_features=1):
     r"""Closed-form Mercer eigenpairs of the RBF kernel ``RBF(gamma)`` under
     :math:`\mathcal N(0, \sigma^2 I_d)`; see :class:`GaussianMercer`
-    (:cite:t:`rasmussen2006gaussian`, §4.3.1).
+    (Rasmussen and Williams, 2006, §4.3.1).
 
     Returns
     -------
