@@ -34,6 +34,27 @@ from .rkhs import RKHSFunction
 
 __all__ = ["RidgeRegression", "KernelRidge", "FeatureRidge", "solve_regularized_psd"]
 
+# Below this size a threaded Cholesky gains little, and on a busy machine its threads can wait
+# on each other for far longer than the factorization takes; factor with one BLAS thread.
+_SINGLE_THREAD_MAX_N = 512
+_blas_controller = None
+
+
+def _single_blas_thread():
+    global _blas_controller
+    if _blas_controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController()
+    return _blas_controller.limit(limits=1, user_api="blas")
+
+
+def _cho_factor(M):
+    if M.shape[0] <= _SINGLE_THREAD_MAX_N:
+        with _single_blas_thread():
+            return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+    return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+
 
 def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     r"""Solve :math:`(\mathbf A + \lambda \mathbf I) x = b` for symmetric PSD A by Cholesky.
@@ -59,7 +80,7 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     M = A if overwrite_a else A.copy()
     M.flat[:: n + 1] += lam
     try:
-        factor = linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+        factor = _cho_factor(M)
         return linalg.cho_solve(factor, b, overwrite_b=False, check_finite=False)
     except linalg.LinAlgError:
         pass
