@@ -26,7 +26,7 @@ def run(smoke=False):
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
     X_test = rng.normal(size=(n_test, d))
     gamma, lam = 1.0 / d, 1.0
-    repeat = 1 if smoke else 3
+    repeat = 1 if smoke else 5
 
     def reference():
         SklearnKernelRidge(alpha=lam, kernel="rbf", gamma=gamma).fit(X, y).predict(X_test)

@@ -79,6 +79,10 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     backup = None if overwrite_a else A
     M = A if overwrite_a else A.copy()
     M.flat[:: n + 1] += lam
+    if M.flags.c_contiguous and not M.flags.f_contiguous:
+        # LAPACK wants column-major memory; the transpose of a symmetric matrix is the same
+        # matrix, so hand over the column-major view instead of letting scipy copy.
+        M = M.T
     try:
         factor = _cho_factor(M)
         return linalg.cho_solve(factor, b, overwrite_b=False, check_finite=False)
