@@ -238,9 +238,17 @@ class RBF(Kernel):
 
     def _gram(self, X, Y):
         # The exponent −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖² comes out of one matrix product of
-        # augmented rows [√(2γ) x, −γ‖x‖², 1] and [√(2γ) y, 1, −γ‖y‖²]: no separate passes over
-        # the n × m block to add the norms and scale, which matters when memory is the bottleneck.
-        E = _augmented(X, self.gamma, False) @ _augmented(X if Y is None else Y, self.gamma, True).T
+        # augmented rows [x, 1, γ‖x‖²] and [2γ y, −γ‖y‖², −1]: no separate passes over the
+        # n × m block to add the norms and scale, which matters when memory is the bottleneck.
+        g = self.gamma
+        h = g * np.einsum("ij,ij->i", X, X)
+        left = np.hstack([X, np.ones((len(X), 1), X.dtype), h[:, None]])
+        if Y is None:
+            hy, Z = h, X
+        else:
+            hy, Z = g * np.einsum("ij,ij->i", Y, Y), Y
+        right = np.hstack([(2.0 * g) * Z, -hy[:, None], -np.ones((len(Z), 1), Z.dtype)])
+        E = left @ right.T
         np.minimum(E, 0, out=E)  # round-off can make a squared distance slightly negative
         if Y is None:
             _copy_upper_to_lower(E)
@@ -249,17 +257,6 @@ class RBF(Kernel):
 
     def _diag(self, X):
         return np.ones(len(X), dtype=X.dtype)
-
-
-def _augmented(X, gamma, right):
-    """Rows [√(2γ) x, −γ‖x‖², 1] (left factor) or [√(2γ) x, 1, −γ‖x‖²] (right factor)."""
-    n, d = X.shape
-    A = np.empty((n, d + 2), dtype=X.dtype)
-    np.multiply(X, math.sqrt(2.0 * gamma), out=A[:, :d])
-    norms = -gamma * np.einsum("ij,ij->i", X, X)
-    A[:, d + (0 if right else 1)] = 1.0
-    A[:, d + (1 if right else 0)] = norms
-    return A
 
 
 class Laplacian(Kernel):
