@@ -4,4 +4,6 @@ One submodule per method; everything public is re-exported here, so
 ``from kernelcourse.features import RandomFourierFeatures`` works.
 """
 
-__all__: list[str] = []
+from .nystroem import Nystroem, RankDeficiencyWarning, ridge_leverage_scores
+
+__all__: list[str] = ["Nystroem", "RankDeficiencyWarning", "ridge_leverage_scores"]
