@@ -4,6 +4,12 @@ One submodule per method; everything public is re-exported here, so
 ``from kernelcourse.features import RandomFourierFeatures`` works.
 """
 
+from .binning import RandomBinningFeatures
 from .nystroem import Nystroem, RankDeficiencyWarning, ridge_leverage_scores
 
-__all__: list[str] = ["Nystroem", "RankDeficiencyWarning", "ridge_leverage_scores"]
+__all__: list[str] = [
+    "Nystroem",
+    "RandomBinningFeatures",
+    "RankDeficiencyWarning",
+    "ridge_leverage_scores",
+]
