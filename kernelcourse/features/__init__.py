@@ -5,11 +5,14 @@ One submodule per method; everything public is re-exported here, so
 """
 
 from .binning import RandomBinningFeatures
+from .fourier import RandomFourierFeatures, fourier_features
 from .nystroem import Nystroem, RankDeficiencyWarning, ridge_leverage_scores
 
 __all__: list[str] = [
     "Nystroem",
     "RandomBinningFeatures",
+    "RandomFourierFeatures",
     "RankDeficiencyWarning",
+    "fourier_features",
     "ridge_leverage_scores",
 ]
