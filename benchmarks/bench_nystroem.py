@@ -1,4 +1,4 @@
-"""Nystroem fit + transform: kernelcourse.features vs sklearn.kernel_approximation (N=50 000, m=1000).
+"""Nystroem fit + transform, kernelcourse vs sklearn.kernel_approximation (N=50 000, m=1000).
 
 Same landmarks on both sides (same ``random_state``), so both compute the same K̃. Ours is faster
 because K̂ is eigen-decomposed (``eigh``) instead of SVD-factored, and the N × m kernel block is
