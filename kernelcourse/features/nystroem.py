@@ -43,14 +43,14 @@ class RankDeficiencyWarning(UserWarning):
     """K̂ is numerically singular: some eigen-directions were dropped by the pseudo-inverse."""
 
 
-def _kernel_blocks(kernel, X, C, out_cols, fn, dtype):
-    """Evaluate ``fn(k(X_block, C))`` block by block into an (n, out_cols) array."""
+def _kernel_blocks(kernel, X, C, W_T, dtype):
+    """``k(X, C) @ W_T`` block by block, each product written straight into the output."""
     n, m = len(X), len(C)
     rows = max(64, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(m, 1)))
-    out = np.empty((n, out_cols), dtype=dtype)
+    out = np.empty((n, W_T.shape[1]), dtype=dtype)
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        out[start:stop] = fn(kernel(X[start:stop], C))
+        np.matmul(kernel(X[start:stop], C), W_T, out=out[start:stop])
     return out
 
 
@@ -282,14 +282,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             # Pilot: a uniform Nyström map of the same size gives K̃ = ZZᵀ for the scores.
             pilot = rng.permutation(n)[:m]
             _, pilot_map, _ = _pinv_sqrt(kernel(X[pilot]), None, eps)
-            Z = _kernel_blocks(
-                kernel,
-                X,
-                X[pilot],
-                len(pilot_map),
-                lambda Kb: Kb @ pilot_map.T.astype(Kb.dtype),
-                np.float64,
-            )
+            Z = _kernel_blocks(kernel, X, X[pilot], pilot_map.T.astype(X.dtype), X.dtype)
+            Z = Z.astype(np.float64, copy=False)
             diag = np.asarray(kernel.diag(X), dtype=np.float64)
             ridge = self.ridge if self.ridge is not None else _effective_ridge(Z, diag, m)
             scores = ridge_leverage_scores(Z, diag, ridge)
@@ -333,7 +327,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         C = self.components_.astype(X.dtype, copy=False)
         W_T = self.normalization_.T.astype(X.dtype, copy=False)
-        return _kernel_blocks(self.kernel_, X, C, self.rank_, lambda Kb: Kb @ W_T, X.dtype)
+        return _kernel_blocks(self.kernel_, X, C, W_T, X.dtype)
 
     def approximate_kernel(self, X, Y=None):
         r""":math:`\tilde K(X, Y) = z(X) z(Y)^T`, i.e. K_b K̂⁺ K_bᵀ (lecture 004)."""
