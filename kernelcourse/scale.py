@@ -45,7 +45,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -167,6 +167,7 @@ class _BaseNystroemKRR(MultiOutputMixin, BaseEstimator):
         "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "preconditioner": [StrOptions({"falkon"}), None],
+        "precompute": ["boolean"],
         "block_memory": [Interval(numbers.Real, 0, None, closed="neither")],
         "dtype": [StrOptions({"float32", "float64"})],
         "random_state": ["random_state"],
@@ -184,6 +185,7 @@ class _BaseNystroemKRR(MultiOutputMixin, BaseEstimator):
         maxiter=20,
         tol=1e-7,
         preconditioner="falkon",
+        precompute=False,
         block_memory=256,
         dtype="float64",
         random_state=None,
@@ -197,6 +199,7 @@ class _BaseNystroemKRR(MultiOutputMixin, BaseEstimator):
         self.maxiter = maxiter
         self.tol = tol
         self.preconditioner = preconditioner
+        self.precompute = precompute
         self.block_memory = block_memory
         self.dtype = dtype
         self.random_state = random_state
@@ -213,6 +216,30 @@ class _BaseNystroemKRR(MultiOutputMixin, BaseEstimator):
         rows = self._block_rows(len(self.centers_))
         for start in range(0, len(X), rows):
             yield start, self.kernel_(X[start : start + rows], self.centers_)
+
+    def _knm_t_knm(self, X, V):
+        """K_nM^T (K_nM V), one block of rows of K_nM at a time."""
+        out = np.zeros((len(self.centers_), V.shape[1]))
+        for _, Kb in self._kernel_blocks(X):
+            out += Kb.T @ (Kb @ V.astype(Kb.dtype, copy=False))
+        return out
+
+    def _knm_t_y(self, X, Y):
+        out = np.zeros((len(self.centers_), Y.shape[1]))
+        for start, Kb in self._kernel_blocks(X):
+            out += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
+        return out
+
+    def _gram_pass(self, X, Y, M):
+        """K_nM^T K_nM and K_nM^T Y in one pass over the data (symmetric rank-k updates)."""
+        H = np.zeros((M, M))
+        KtY = np.zeros((M, Y.shape[1]))
+        for start, Kb in self._kernel_blocks(X):
+            # dsyrk fills the upper triangle of Kb^T Kb. It runs in float64 even for float32
+            # blocks: H summed in float32 loses definiteness and CG then diverges.
+            H += linalg.blas.dsyrk(1.0, np.asfortranarray(Kb, dtype=np.float64), trans=1)
+            KtY += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
+        return np.triu(H) + np.triu(H, 1).T, KtY
 
     def _fit_targets(self, X, Y):
         X = X.astype(self.dtype, copy=False)
@@ -261,21 +288,22 @@ class _BaseNystroemKRR(MultiOutputMixin, BaseEstimator):
             apply_Bt = apply_B
 
         # right-hand side K_nM^T y and the product v -> (K_nM^T K_nM + λ n K_MM) v
-        def knm_t_knm(V, Yrhs=None):
-            out = np.zeros((M, V.shape[1] if V is not None else Yrhs.shape[1]))
-            for start, Kb in self._kernel_blocks(X):
-                if V is not None:
-                    t = Kb @ V.astype(Kb.dtype, copy=False)
-                else:
-                    t = Yrhs[start : start + len(Kb)].astype(Kb.dtype, copy=False)
-                out += Kb.T @ t
-            return out
+        if self.precompute:
+            # one pass: H = K_nM^T K_nM (M × M, O(n M²) flops), then CG costs no data passes
+            H, KtY = self._gram_pass(X, Yc, M)
+            H += lam * n * KMM
 
-        rhs = apply_Bt(knm_t_knm(None, Yc))
+            def matvec(U):
+                return apply_Bt(H @ apply_B(U))
 
-        def matvec(U):
-            V = apply_B(U)
-            return apply_Bt(knm_t_knm(V) + lam * n * (KMM @ V))
+            rhs = apply_Bt(KtY)
+        else:
+
+            def matvec(U):
+                V = apply_B(U)
+                return apply_Bt(self._knm_t_knm(X, V) + lam * n * (KMM @ V))
+
+            rhs = apply_Bt(self._knm_t_y(X, Yc))
 
         callback = self.callback
         if callback is None and self.verbose:
@@ -335,6 +363,11 @@ class NystroemKRR(RegressorMixin, _BaseNystroemKRR):
         None runs plain CG on the normal equations (for comparison; converges far slower).
     block_memory : float > 0, default=256
         Memory cap in MB for one row block of :math:`K_{nM}`.
+    precompute : bool, default=False
+        Accumulate the M × M matrix :math:`K_{nM}^T K_{nM}` in a single pass over the data
+        (O(n M²) flops, M² memory) so that the CG iterations touch no data. Pays off when
+        M is smaller than about ``maxiter`` × (n_features + a few), since a kernel entry costs
+        O(d) flops plus an exponential while a rank-one update costs M.
     dtype : {"float64", "float32"}, default="float64"
         Precision of the kernel blocks; float32 halves memory and time, CG stays in float64.
     random_state : int, RandomState or None
@@ -463,7 +496,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "features": [None, "object"],
+        "features": [None, HasMethods(["fit", "transform"])],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
         "block_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -544,3 +577,33 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False)
         Z = np.asarray(self.features_.transform(X), dtype=np.float64)
         return Z @ self.coef_.T + self.intercept_
+
+
+# -- the data set of the large-scale benchmark -----------------------------------------------------
+def load_covertype(data_home=None, *, dtype=np.float32):
+    """Full UCI Covertype (581 012 × 54) from ``covtype.data.gz`` in ``data_home``.
+
+    ``data_home`` defaults to the ``KERNELCOURSE_DATA`` environment variable. Returns ``X``
+    (``dtype``) and the labels ``y`` in 1..7. The text is parsed with :func:`numpy.loadtxt`
+    on every call (about 10 s).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file is not there; the error names the variable to set.
+    """
+    import gzip
+    import os
+    import pathlib
+
+    home = data_home or os.environ.get("KERNELCOURSE_DATA")
+    if not home:
+        raise FileNotFoundError(
+            "set KERNELCOURSE_DATA (or pass data_home) to the folder holding covtype.data.gz."
+        )
+    path = pathlib.Path(home) / "covtype.data.gz"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist; download it from the UCI repository.")
+    with gzip.open(path, "rb") as fh:
+        data = np.loadtxt(fh, delimiter=",", dtype=np.int32)
+    return data[:, :-1].astype(dtype), data[:, -1].astype(np.int64)
