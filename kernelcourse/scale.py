@@ -158,7 +158,7 @@ def _cholesky_upper(K, name):
     )
 
 
-class _BaseNystroemKRR(MultiOutputMixin, BaseEstimator):
+class _BaseNystroemKRR(BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
         "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -334,7 +334,7 @@ class _BaseNystroemKRR(MultiOutputMixin, BaseEstimator):
         return out
 
 
-class NystroemKRR(RegressorMixin, _BaseNystroemKRR):
+class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     r"""Nyström kernel ridge regression solved by FALKON-preconditioned conjugate gradient.
 
     Minimises :math:`\frac1n\sum_i (f(x_i) - y_i)^2 + \lambda \|f\|_{\mathcal H}^2` over
