@@ -178,7 +178,8 @@ def machine():
     }
 
 
-def full_run(path=RESULTS):
+def full_run(path=RESULTS, methods=METHODS):
+    """Run ``methods`` on both tasks; runs of other methods already in ``path`` are kept."""
     from kernelcourse.scale import load_covertype
 
     X, y = load_covertype()
@@ -197,6 +198,9 @@ def full_run(path=RESULTS):
         "settings": FULL,
         "runs": [],
     }
+    if path.exists() and set(methods) != set(METHODS):
+        kept = json.loads(path.read_text())["runs"]
+        record["runs"] = [r for r in kept if r["method"] not in methods]
     with tempfile.TemporaryDirectory() as tmp:
         for name, arr in zip(
             ("X_train", "y_train", "X_test", "y_test"),
@@ -205,7 +209,7 @@ def full_run(path=RESULTS):
         ):
             np.save(pathlib.Path(tmp) / f"{name}.npy", arr)
         for task in TASKS:
-            for method in METHODS:
+            for method in methods:
                 print(f"{task} {method} ...", flush=True)
                 proc = subprocess.run(
                     [sys.executable, "-m", "benchmarks.bench_scale", "--worker", tmp, method, task],
@@ -219,7 +223,7 @@ def full_run(path=RESULTS):
                     if lines
                     else {"error": f"exit code {proc.returncode}: {proc.stderr.strip()[-500:]}"}
                 )
-                run.update(task=task, method=method)
+                run.update(task=task, method=method, date=record["date"])
                 print(json.dumps(run), flush=True)
                 record["runs"].append(run)
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -246,7 +250,8 @@ def _rows(runs):
 
 def run(smoke=False):
     if not smoke:
-        record = full_run()
+        only = os.environ.get("BENCH_SCALE_METHODS")
+        record = full_run(methods=tuple(only.split(",")) if only else METHODS)
         return _rows(record["runs"])
     rng = np.random.default_rng(0)
     n, d = 1200, 8

@@ -292,9 +292,12 @@ class _BaseNystroemKRR(BaseEstimator):
             # one pass: H = K_nM^T K_nM (M × M, O(n M²) flops), then CG costs no data passes
             H, KtY = self._gram_pass(X, Yc, M)
             H += lam * n * KMM
+            # form B^T H B once (O(M^3)); each CG step is then one M × M product
+            BHB = apply_Bt(H @ apply_B(np.eye(M)))
+            BHB = (BHB + BHB.T) / 2
 
             def matvec(U):
-                return apply_Bt(H @ apply_B(U))
+                return BHB @ U
 
             rhs = apply_Bt(KtY)
         else:
