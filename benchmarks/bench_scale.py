@@ -57,10 +57,11 @@ def split_and_scale(X, y, seed=0, test_fraction=0.2):
 
 def make_model(method, task, n_train, *, n_centers, gamma, lam, maxiter, seed):
     """The three estimators compared, with the same M, γ and λ (α = λ n for sklearn's ridge)."""
-    from sklearn.kernel_approximation import Nystroem, RBFSampler
+    from sklearn.kernel_approximation import Nystroem
     from sklearn.linear_model import RidgeClassifier
     from sklearn.pipeline import make_pipeline
 
+    from kernelcourse.features import RandomFourierFeatures
     from kernelcourse.scale import NystroemKRRClassifier, StreamingFeatureRidge
 
     if method == "nystroem_falkon":
@@ -79,7 +80,7 @@ def make_model(method, task, n_train, *, n_centers, gamma, lam, maxiter, seed):
             RidgeClassifier(alpha=lam * n_train),
         )
     if method == "streaming_rff_ridge":
-        features = RBFSampler(gamma=gamma, n_components=n_centers, random_state=seed)
+        features = RandomFourierFeatures(gamma=gamma, n_components=n_centers, random_state=seed)
         return StreamingFeatureRidge(features, lam=lam, block_size=20000)
     raise ValueError(f"unknown method {method!r}")
 

@@ -42,13 +42,13 @@ from sklearn.base import (
     clone,
 )
 from sklearn.exceptions import NotFittedError
-from sklearn.kernel_approximation import RBFSampler
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
 __all__ = [
@@ -480,7 +480,8 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     ----------
     features : transformer or None
         The feature map ψ. A fitted transformer is used as it is; an unfitted one is cloned and
-        fitted on the first block; None means scikit-learn's ``RBFSampler(n_components=100)``.
+        fitted on the first block; None means ``RandomFourierFeatures(n_components=100)`` (RBF
+        kernel, γ = 1 / n_features).
     lam : float > 0, default=1e-6
         Ridge λ with per-sample scaling (penalty λ n ‖w‖²).
     block_size : int, default=10000
@@ -534,7 +535,9 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         if first:
             self._single_output = Y.ndim == 1
             if self.features is None:
-                self.features_ = RBFSampler(n_components=100, random_state=self.random_state)
+                self.features_ = RandomFourierFeatures(
+                    n_components=100, random_state=self.random_state
+                )
                 self.features_.fit(X)
             elif _is_fitted(self.features):
                 self.features_ = copy.deepcopy(self.features)

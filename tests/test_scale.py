@@ -5,6 +5,7 @@ import pytest
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from kernelcourse.features import RandomFourierFeatures
 from kernelcourse.kernels import RBF
 from kernelcourse.scale import (
     NystroemKRR,
@@ -168,7 +169,7 @@ def test_exact_cost_is_eight_terabytes_at_a_million():
 @pytest.mark.parametrize("blocks", [1, 3, 7])
 def test_partial_fit_on_blocks_equals_fit(blocks):
     X, Y = data(n=210, targets=2)
-    feats = RBFSampler(gamma=0.2, n_components=50, random_state=0).fit(X)
+    feats = RandomFourierFeatures(gamma=0.2, n_components=50, random_state=0).fit(X)
     full = StreamingFeatureRidge(feats, lam=1e-4, block_size=10**6).fit(X, Y)
     stream = StreamingFeatureRidge(feats, lam=1e-4)
     for part in np.array_split(np.arange(210), blocks):

@@ -16,6 +16,7 @@ from kernelcourse.strings import (
     string_exp,
     string_gram,
 )
+from kernelcourse.svm import KernelSVC
 
 SEQS = ["ACGTACGT", "AAAA", "GATTACA", "CCGTA", "TTTTGA", "ACG"]
 
@@ -121,6 +122,8 @@ def test_precomputed_svm_separates_planted_motifs():
     svm = SVC(kernel="precomputed", C=10).fit(string_gram(kern, seqs[train]), y[train])
     acc = svm.score(string_gram(kern, seqs[test], seqs[train]), y[test])
     assert acc >= 0.9
+    ours = KernelSVC(kernel="precomputed", C=10).fit(string_gram(kern, seqs[train]), y[train])
+    assert ours.score(string_gram(kern, seqs[test], seqs[train]), y[test]) >= 0.9
 
 
 def test_planted_motif_sequences_checks():
