@@ -571,7 +571,8 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
     steps on the generalised Hessian :math:`I + 2C\,Z_A^T S_A Z_A` over the margin violators A
     and an exact line search on the piecewise-quadratic objective (Keerthi & DeCoste 2005).
     "hinge" is solved by dual coordinate descent (Hsieh et al. 2008) on
-    :math:`0 \le \alpha_i \le C s_i`, keeping :math:`\tilde w = \sum_i \alpha_i y_i \tilde z_i`.
+    :math:`0 \le \alpha_i \le C s_i`, keeping :math:`\tilde w = \sum_i \alpha_i y_i \tilde z_i`;
+    its epochs run compiled by numba (the first fit in a fresh cache compiles them, ~2 s).
     More than two classes: one-vs-rest.
 
     Parameters
