@@ -181,9 +181,9 @@ def machine():
 
 def full_run(path=RESULTS, methods=METHODS):
     """Run ``methods`` on both tasks; runs of other methods already in ``path`` are kept."""
-    from kernelcourse.scale import load_covertype
+    from kernelcourse.datasets import load_covertype_full
 
-    X, y = load_covertype()
+    X, y = load_covertype_full(dtype=np.float32)
     X_train, y_train, X_test, y_test = split_and_scale(X, y, seed=FULL["seed"])
     del X, y
     record = {

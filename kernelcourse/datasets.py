@@ -40,6 +40,7 @@ __all__ = [
     "cache_dir",
     "load_adult",
     "load_covertype",
+    "load_covertype_full",
     "load_mnist",
 ]
 
@@ -343,6 +344,15 @@ COVTYPE_COLUMNS = (
 )  # fmt: skip
 
 
+def load_covertype_full(*, dtype=np.float64, data_home=None, download=True):
+    """All 581 012 Covertype rows in their original order, unscaled: ``X`` (581 012 × 54, as
+    ``dtype``) and the cover types ``y`` in 1..7. :func:`load_covertype` splits and scales it."""
+    (text,) = _fetch("covtype", data_home=data_home, download=download).values()
+    flat = np.fromstring(text.replace(b"\n", b","), dtype=np.int64, sep=",")  # noqa: NPY201
+    data = flat.reshape(-1, 55)
+    return data[:, :54].astype(dtype), data[:, 54]
+
+
 def load_covertype(*, n_train=40_000, n_test=10_000, random_state=0, data_home=None, download=True):
     """UCI Covertype ("Forest CoverType"): 54 cartographic features, 7 cover types.
 
@@ -368,10 +378,8 @@ def load_covertype(*, n_train=40_000, n_test=10_000, random_state=0, data_home=N
     Bunch
         ``X_train, y_train, X_test, y_test`` (labels 1..7) and ``feature_names``.
     """
-    (text,) = _fetch("covtype", data_home=data_home, download=download).values()
-    flat = np.fromstring(text.replace(b"\n", b","), dtype=np.int64, sep=",")  # noqa: NPY201
-    data = flat.reshape(-1, 55)
-    n = len(data)
+    X, y = load_covertype_full(data_home=data_home, download=download)
+    n = len(X)
     if not (isinstance(n_test, int) and 0 <= n_test < n):
         raise ValueError(f"n_test must be an integer in [0, {n}), got {n_test!r}.")
     if n_train is not None and not (isinstance(n_train, int) and 0 < n_train <= n - n_test):
@@ -381,8 +389,6 @@ def load_covertype(*, n_train=40_000, n_test=10_000, random_state=0, data_home=N
     order = np.random.default_rng(random_state).permutation(n)
     test = order[:n_test]
     train = order[n_test:] if n_train is None else order[n_test : n_test + n_train]
-    X = data[:, :54].astype(np.float64)
-    y = data[:, 54]
     X_train, X_test = X[train], X[test]
     mean, std = X_train[:, :10].mean(axis=0), X_train[:, :10].std(axis=0)
     std[std == 0] = 1.0

@@ -586,30 +586,3 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
 
 # -- the data set of the large-scale benchmark -----------------------------------------------------
-def load_covertype(data_home=None, *, dtype=np.float32):
-    """Full UCI Covertype (581 012 × 54) from ``covtype.data.gz`` in ``data_home``.
-
-    ``data_home`` defaults to the ``KERNELCOURSE_DATA`` environment variable. Returns ``X``
-    (``dtype``) and the labels ``y`` in 1..7. The text is parsed with :func:`numpy.loadtxt`
-    on every call (about 10 s).
-
-    Raises
-    ------
-    FileNotFoundError
-        If the file is not there; the error names the variable to set.
-    """
-    import gzip
-    import os
-    import pathlib
-
-    home = data_home or os.environ.get("KERNELCOURSE_DATA")
-    if not home:
-        raise FileNotFoundError(
-            "set KERNELCOURSE_DATA (or pass data_home) to the folder holding covtype.data.gz."
-        )
-    path = pathlib.Path(home) / "covtype.data.gz"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist; download it from the UCI repository.")
-    with gzip.open(path, "rb") as fh:
-        data = np.loadtxt(fh, delimiter=",", dtype=np.int32)
-    return data[:, :-1].astype(dtype), data[:, -1].astype(np.int64)
