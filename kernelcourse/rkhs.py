@@ -250,7 +250,22 @@ def norm(f):
 
 
 # -- Mercer expansion ------------------------------------------------------------------------------
-class MercerExpansion:
+class _EigenExpansion:
+    """What every Mercer expansion offers once it has ``eigenvalues``, ``n_terms`` and
+    ``eigenfunctions(X)``: the truncated sum of lecture 003, eq. 19."""
+
+    def kernel_approximation(self, X, Y=None, n_terms=None):
+        r"""The truncated Mercer sum :math:`\sum_{i \le M} \lambda_i \psi_i(x) \psi_i(y)`,
+        lecture 003 eq. 19, with M = ``n_terms`` (all kept terms by default)."""
+        M = self.n_terms if n_terms is None else int(n_terms)
+        if not 1 <= M <= self.n_terms:
+            raise ValueError(f"n_terms must be between 1 and {self.n_terms}, got {n_terms!r}.")
+        PX = self.eigenfunctions(X)[:, :M]
+        PY = PX if Y is None else self.eigenfunctions(Y)[:, :M]
+        return (PX * self.eigenvalues[:M]) @ PY.T
+
+
+class MercerExpansion(_EigenExpansion):
     r"""Eigenvalues and eigenfunctions of the integral operator of K on a measure μ.
 
     Produced by :func:`mercer_expansion`. The eigenfunctions are orthonormal in
@@ -297,16 +312,6 @@ class MercerExpansion:
         return (K * self._sqrt_w) @ self._eigvecs / self.eigenvalues
 
     __call__ = eigenfunctions
-
-    def kernel_approximation(self, X, Y=None, n_terms=None):
-        r"""The truncated Mercer sum :math:`\sum_{i \le M} \lambda_i \psi_i(x) \psi_i(y)`,
-        lecture 003 eq. 19, with M = ``n_terms`` (all kept terms by default)."""
-        M = self.n_terms if n_terms is None else int(n_terms)
-        if not 1 <= M <= self.n_terms:
-            raise ValueError(f"n_terms must be between 1 and {self.n_terms}, got {n_terms!r}.")
-        PX = self.eigenfunctions(X)[:, :M]
-        PY = PX if Y is None else self.eigenfunctions(Y)[:, :M]
-        return (PX * self.eigenvalues[:M]) @ PY.T
 
     def __repr__(self):
         return (
@@ -410,7 +415,7 @@ def mercer_expansion(
 
 
 # -- closed form: Gaussian kernel under a Gaussian measure ---------------------------------------
-class GaussianMercer:
+class GaussianMercer(_EigenExpansion):
     r"""Exact Mercer eigenpairs of :math:`K(x, x') = \exp(-\gamma \|x - x'\|^2)` on
     :math:`\mu = \mathcal N(0, \sigma^2 I_d)` (Rasmussen and Williams, 2006, §4.3.1).
 
@@ -494,15 +499,6 @@ class GaussianMercer:
             )
         envelope = (c / a) ** 0.25 * np.exp(-(c - a) * x**2)
         return h * envelope[:, None]
-
-    def kernel_approximation(self, X, Y=None, n_terms=None):
-        r"""Truncated Mercer sum :math:`\sum_{i \le M} \lambda_i \psi_i(x) \psi_i(y)`."""
-        M = self.n_terms if n_terms is None else int(n_terms)
-        if not 1 <= M <= self.n_terms:
-            raise ValueError(f"n_terms must be between 1 and {self.n_terms}, got {n_terms!r}.")
-        PX = self.eigenfunctions(X)[:, :M]
-        PY = PX if Y is None else self.eigenfunctions(Y)[:, :M]
-        return (PX * self.eigenvalues[:M]) @ PY.T
 
     @property
     def kernel(self):
