@@ -1,0 +1,113 @@
+r"""Reference answers the self-checks compare against, where the package has no estimator yet.
+
+Kernels, Gram matrices and the PSD test come from :mod:`kernelcourse.kernels`; the SVM dual is
+checked against LIBSVM through scikit-learn. The small functions here state the lecture formulas
+directly and are tested in ``tests/test_homework.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import linalg
+
+__all__ = [
+    "ridge_primal",
+    "ridge_dual",
+    "kernel_ridge_predict",
+    "rff_features",
+    "hoeffding_D",
+    "svm_dual_objective",
+    "smo_step",
+    "svm_dual_libsvm",
+    "svm_intercept",
+    "nystroem_features",
+    "relative_spectral_error",
+]
+
+
+def ridge_primal(Phi, y, lam):
+    r"""w = (λI_D + ΦᵀΦ)⁻¹Φᵀy, the ridge/MAP solution of lecture 001 (λ standing for λσ²)."""
+    D = Phi.shape[1]
+    return linalg.solve(Phi.T @ Phi + lam * np.eye(D), Phi.T @ y, assume_a="pos")
+
+
+def ridge_dual(Phi, y, lam):
+    r"""w = Φᵀ(λI_n + ΦΦᵀ)⁻¹y, the same vector by the push-through identity (lecture 001)."""
+    n = Phi.shape[0]
+    return Phi.T @ linalg.solve(Phi @ Phi.T + lam * np.eye(n), y, assume_a="pos")
+
+
+def kernel_ridge_predict(K, y, lam, K_test):
+    r"""Predictions K_test α with α = (K + λI)⁻¹y (lectures 001, 002)."""
+    alpha = linalg.solve(K + lam * np.eye(len(K)), y, assume_a="pos")
+    return K_test @ alpha
+
+
+def rff_features(X, Omega, b):
+    r"""ψ(x) = √(2/D) cos(Ωx + b), one row per sample (lecture 000)."""
+    D = Omega.shape[0]
+    return math.sqrt(2.0 / D) * np.cos(X @ Omega.T + b)
+
+
+def hoeffding_D(a, delta):
+    r"""Smallest D with 2 exp(−D a²/8) ≤ δ (Hoeffding for terms in [−2, 2], lecture 000)."""
+    return math.ceil(8.0 * math.log(2.0 / delta) / a**2)
+
+
+def svm_dual_objective(alpha, K, y):
+    r"""1ᵀα − ½ αᵀGα with G = (yyᵀ)∘K, the SVM dual of lecture 003."""
+    v = alpha * y
+    return float(alpha.sum() - 0.5 * v @ K @ v)
+
+
+def smo_step(alpha, K, y, C, i, j):
+    r"""Maximise the dual exactly over (α_i, α_j), keeping yᵀα and the box 0 ≤ α ≤ C.
+
+    Moving α_i by y_i t and α_j by −y_j t keeps yᵀα fixed; along that line the objective is a
+    parabola with curvature −η, η = K_ii + K_jj − 2K_ij, maximised at t = (y_i g_i − y_j g_j)/η
+    with g = 1 − Gα; t is then clipped to the box.
+    """
+    alpha = np.array(alpha, dtype=float)
+    g = 1.0 - y * (K @ (alpha * y))
+    eta = max(K[i, i] + K[j, j] - 2.0 * K[i, j], 1e-12)
+    t = (y[i] * g[i] - y[j] * g[j]) / eta
+    # α_i + y_i t ∈ [0, C] and α_j − y_j t ∈ [0, C]
+    lo_i, hi_i = sorted(((0 - alpha[i]) * y[i], (C - alpha[i]) * y[i]))
+    lo_j, hi_j = sorted(((alpha[j] - 0) * y[j], (alpha[j] - C) * y[j]))
+    t = min(max(t, max(lo_i, lo_j)), min(hi_i, hi_j))
+    alpha[i] += y[i] * t
+    alpha[j] -= y[j] * t
+    return np.clip(alpha, 0.0, C)
+
+
+def svm_dual_libsvm(K, y, C):
+    """Dual solution (α, b) of LIBSVM on a precomputed Gram matrix, labels in {−1, +1}."""
+    from sklearn.svm import SVC
+
+    svc = SVC(C=C, kernel="precomputed", tol=1e-8).fit(K, y)
+    alpha = np.zeros(len(y))
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    return alpha, float(svc.intercept_[0])
+
+
+def svm_intercept(alpha, K, y, C, tol=1e-8):
+    r"""b = average of y_i − Σ_j α_j y_j K_ij over the free support vectors 0 < α_i < C."""
+    f = K @ (alpha * y)
+    free = (alpha > tol * C) & (alpha < C * (1 - tol))
+    if not free.any():
+        raise ValueError("no free support vector: b is only bounded by the KKT conditions.")
+    return float(np.mean(y[free] - f[free]))
+
+
+def nystroem_features(K_nm, K_mm, r):
+    r"""z(x) = D̂_r^{-1/2} V̂_rᵀ [k(x, x̂_j)]_j from the top r eigenpairs of K̂ (lecture 004)."""
+    eigvals, eigvecs = linalg.eigh(K_mm)
+    order = np.argsort(eigvals)[::-1][:r]
+    return K_nm @ eigvecs[:, order] / np.sqrt(eigvals[order])
+
+
+def relative_spectral_error(K, Z):
+    r"""‖K − ZZᵀ‖₂ / ‖K‖₂ for a symmetric K."""
+    return float(np.linalg.norm(K - Z @ Z.T, 2) / np.linalg.norm(K, 2))
