@@ -79,4 +79,4 @@ class SelfCheck:
         if failed:
             names = "; ".join(r[0] for r in failed)
             raise AssertionError(f"{self.label}: {len(failed)} of {n} checks failed ({names})")
-        print(f"{self.label}: all {n} checks passed")
+        print(f"{self.label}: " + ("the check passed" if n == 1 else f"all {n} checks passed"))

@@ -8,7 +8,7 @@ from ...kernels import RBF, Polynomial
 from .. import _reference as ref
 from ._core import SelfCheck, close, fresh_rng
 
-__all__ = ["q1", "q2", "q3"]
+__all__ = ["q1", "q2", "q4"]
 
 
 def _problem(rng, n, D):
@@ -73,10 +73,10 @@ def q2(student_ridge_dual, *, seed=None):
     c.finish()
 
 
-def q3(student_kernel_ridge_predict, *, seed=None):
+def q4(student_kernel_ridge_predict, *, seed=None):
     """Check ``kernel_ridge_predict(K, y, lam, K_test)`` = K_test (K + λI)⁻¹ y."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw2.q3", student_kernel_ridge_predict)
+    c = SelfCheck("hw2.q4", student_kernel_ridge_predict)
 
     @c.test(
         "matches kernel ridge regression with an RBF kernel",

@@ -11,13 +11,13 @@ from ...kernels import Laplacian
 from .. import _reference as ref
 from ._core import SelfCheck, close, fresh_rng
 
-__all__ = ["q1", "q2", "q3"]
+__all__ = ["q2", "q3", "q4"]
 
 
-def q1(student_laplacian_frequencies, *, seed=None):
+def q2(student_laplacian_frequencies, *, seed=None):
     """Check ``laplacian_frequencies(d, D, gamma, rng)``: Ω of shape (D, d), iid Cauchy(0, γ)."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw3.q1", student_laplacian_frequencies)
+    c = SelfCheck("hw3.q2", student_laplacian_frequencies)
     hint_scale = (
         "the 1-D spectral density of exp(-γ|δ|) is γ / (π (γ² + ω²)): a Cauchy distribution "
         "with scale γ (so multiply rng.standard_cauchy by γ), one independent draw per entry."
@@ -63,10 +63,10 @@ def q1(student_laplacian_frequencies, *, seed=None):
     c.finish()
 
 
-def q2(student_rff_features, *, seed=None):
+def q3(student_rff_features, *, seed=None):
     """Check ``rff_features(X, Omega, b)`` = √(2/D) cos(XΩᵀ + b)."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw3.q2", student_rff_features)
+    c = SelfCheck("hw3.q3", student_rff_features)
 
     @c.test(
         "matches ψ(x) = √(2/D) cos(Ωx + b) row by row",
@@ -93,10 +93,10 @@ def q2(student_rff_features, *, seed=None):
     c.finish()
 
 
-def q3(student_hoeffding_D, *, seed=None):
+def q4(student_hoeffding_D, *, seed=None):
     """Check ``hoeffding_D(a, delta)``: the smallest D with 2 exp(−D a²/8) ≤ δ."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw3.q3", student_hoeffding_D)
+    c = SelfCheck("hw3.q4", student_hoeffding_D)
     hint = (
         "solve 2 exp(−D a²/8) ≤ δ for D: D ≥ 8 ln(2/δ) / a², then round up with math.ceil and "
         "return an int."
