@@ -21,12 +21,13 @@ export MPLBACKEND := Agg
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
          --nbval-cell-timeout=600
 
-.PHONY: help setup book test unit nbval notebooks lab bench lint clean
+.PHONY: help setup book test unit nbval notebooks homework lab bench lint clean
 
 help:
 	@echo "make book       build the HTML book into _build/html (offline)"
 	@echo "make test       unit tests and strict nbval over every notebook"
 	@echo "make notebooks  re-execute every notebook in place"
+	@echo "make homework   release the student starters from book/homework/solutions"
 	@echo "make lab        start JupyterLab in the project environment"
 	@echo "make bench      speed comparisons against scikit-learn / LIBSVM"
 
@@ -55,6 +56,9 @@ nbval: $(STAMP)
 
 notebooks: $(STAMP)
 	$(PY) -m kernelcourse.notebooks execute book
+
+homework: $(STAMP)
+	$(PY) -m kernelcourse.homework release
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab book

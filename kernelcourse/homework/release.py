@@ -116,8 +116,10 @@ def _is_stub_raise(node):
     exc = getattr(node, "exc", None)
     if isinstance(exc, ast.Call):
         exc = exc.func
-    return isinstance(node, ast.Raise) and isinstance(exc, ast.Name) and exc.id == (
-        "NotImplementedError"
+    return (
+        isinstance(node, ast.Raise)
+        and isinstance(exc, ast.Name)
+        and exc.id == ("NotImplementedError")
     )
 
 
@@ -167,9 +169,7 @@ def _tag_raising_cells(nb, where):
             is_def = isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
             has_stub = any(_is_stub_raise(n) for n in ast.walk(stmt))
             if is_def:
-                body_names = {
-                    n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)
-                } - {stmt.name}
+                body_names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)} - {stmt.name}
                 if has_stub or body_names & stubbed:
                     stubbed.add(stmt.name)
                 else:

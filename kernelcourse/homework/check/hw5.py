@@ -93,8 +93,11 @@ def q3(student_relative_error, *, seed=None):
             X = rng.normal(size=(30, 3))
             K = RBF(0.5)(X)
             Z = rng.normal(size=(30, 4)) * 0.3
-            close(float(student_relative_error(K, Z)), ref.relative_spectral_error(K, Z),
-                  what="the relative error")
+            close(
+                float(student_relative_error(K, Z)),
+                ref.relative_spectral_error(K, Z),
+                what="the relative error",
+            )
 
     @c.test("is 0 for an exact factorisation K = ZZᵀ", "‖K − ZZᵀ‖ vanishes when K = ZZᵀ.")
     def _():
