@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
-from ._validation import as_float_matrix, check_nonnegative
+from ._validation import as_float_matrix, check_nonnegative, check_positive
 
-__all__ = ["rademacher_bound"]
+__all__ = [
+    "rademacher_bound",
+    "hoeffding_bound",
+    "hoeffding_deviation",
+    "hoeffding_features",
+    "uniform_bound",
+    "features_needed",
+]
 
 
 def rademacher_bound(K, c):
@@ -30,3 +40,96 @@ def rademacher_bound(K, c):
     if trace < 0:
         raise ValueError(f"K has negative trace {trace:.3g}; it is not a Gram matrix.")
     return c * np.sqrt(trace) / K.shape[0]
+
+
+def _check_probability(delta, name="delta"):
+    delta = check_positive(delta, name)
+    if delta >= 1:
+        raise ValueError(f"{name} must lie in (0, 1), got {delta!r}.")
+    return delta
+
+
+def _check_count(D, name="D"):
+    if isinstance(D, bool) or not isinstance(D, numbers.Real) or not D >= 1:
+        raise ValueError(f"{name} must be a number of features >= 1, got {D!r}.")
+    return float(D)
+
+
+def hoeffding_bound(D, a):
+    r"""Hoeffding's bound for random Fourier features at one pair (x, y) (lecture 000).
+
+    ψ(x)ᵀψ(y) is the mean of D independent terms :math:`2\cos(\omega_i^T x + b_i)
+    \cos(\omega_i^T y + b_i) \in [-2, 2]` with mean K(x, y), so
+
+    .. math:: P(|K(x, y) - \psi(x)^T\psi(y)| \ge a) \le 2\exp(-D a^2 / 8).
+
+    Parameters
+    ----------
+    D : number >= 1
+        Number of features.
+    a : float > 0
+        Deviation.
+
+    Returns
+    -------
+    float
+        The bound (it exceeds 1, and says nothing, when D a² < 8 ln 2).
+    """
+    D, a = _check_count(D), check_positive(a, "a")
+    return 2.0 * math.exp(-D * a * a / 8.0)
+
+
+def hoeffding_deviation(D, delta):
+    r"""The deviation a with :math:`2e^{-Da^2/8} = \delta`: with probability at least
+    1 − δ, :math:`|K(x, y) - \psi(x)^T\psi(y)| < \sqrt{8\ln(2/\delta)/D}`."""
+    D, delta = _check_count(D), _check_probability(delta)
+    return math.sqrt(8.0 * math.log(2.0 / delta) / D)
+
+
+def hoeffding_features(a, delta):
+    r"""The smallest D with :math:`2e^{-Da^2/8} \le \delta`, i.e.
+    :math:`D = \lceil 8\ln(2/\delta)/a^2 \rceil` (inverse of :func:`hoeffding_bound`)."""
+    a, delta = check_positive(a, "a"), _check_probability(delta)
+    return max(1, math.ceil(8.0 * math.log(2.0 / delta) / (a * a)))
+
+
+def uniform_bound(D, eps, d, diameter, sigma_p):
+    r"""Rahimi–Recht uniform bound over a compact set (lecture 003).
+
+    For a compact :math:`\mathcal X \subset \mathbb R^d` of diameter :math:`d_{\mathcal X}`
+    and :math:`\sigma_p^2 = \mathbf E_p[\omega^T\omega]`,
+
+    .. math:: P\Big[\sup_{x, x' \in \mathcal X} |\psi(x)^T\psi(x') - K(x, x')| \ge
+              \epsilon\Big] \le \Big(\frac{2^4 \sigma_p d_{\mathcal X}}{\epsilon}\Big)^2
+              \exp\Big(-\frac{D\epsilon^2}{4(d + 2)}\Big).
+
+    Parameters
+    ----------
+    D : number >= 1
+    eps : float > 0
+    d : int >= 1
+        Input dimension.
+    diameter : float > 0
+        :math:`d_{\mathcal X}`.
+    sigma_p : float > 0
+        Square root of the second moment of the spectral density
+        (:meth:`kernelcourse.spectral.SpectralMeasure.second_moment`).
+    """
+    D, eps = _check_count(D), check_positive(eps, "eps")
+    d = _check_count(d, "d")
+    diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
+    return (16.0 * sigma_p * diameter / eps) ** 2 * math.exp(-D * eps * eps / (4.0 * (d + 2)))
+
+
+def features_needed(eps, delta, d, diameter, sigma_p):
+    r"""The smallest D for which :func:`uniform_bound` is at most δ (lecture 003):
+
+    .. math:: D = \Big\lceil \frac{4(d + 2)}{\epsilon^2}
+              \ln\frac{(2^4 \sigma_p d_{\mathcal X} / \epsilon)^2}{\delta} \Big\rceil
+              = O\Big(\frac{d}{\epsilon^2}\ln\frac{\sigma_p d_{\mathcal X}}{\epsilon}\Big).
+    """
+    eps, delta = check_positive(eps, "eps"), _check_probability(delta)
+    d = _check_count(d, "d")
+    diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
+    log_term = math.log((16.0 * sigma_p * diameter / eps) ** 2 / delta)
+    return max(1, math.ceil(4.0 * (d + 2) / eps**2 * log_term))

@@ -412,6 +412,12 @@ class Linear(Kernel):
     def _params(self):
         return {"A": self.A}
 
+    def __repr__(self):
+        # the matrix itself is too long (and too round-off sensitive) to print
+        return (
+            "Linear()" if self.A is None else f"Linear(A=<{len(self.A)}×{len(self.A)} PSD matrix>)"
+        )
+
     def _check_dim(self, X):
         if self.A is not None and X.shape[1] != self.A.shape[0]:
             raise ValueError(

@@ -18,6 +18,8 @@ def fmt_sig(value, digits=4):
     """``value`` rounded to ``digits`` significant digits, as text stable across BLAS builds."""
     if isinstance(value, str):
         return value
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
     if isinstance(value, numbers.Integral):
         return str(int(value))
     value = float(value)

@@ -294,6 +294,7 @@ def test_resolve_kernel():
 
 def test_repr_and_equality():
     k = 2.0 * kn.RBF(0.5) + kn.Linear()
-    assert repr(k) == "(2.0 * RBF(gamma=0.5) + Linear(A=None))"
+    assert repr(k) == "(2.0 * RBF(gamma=0.5) + Linear())"
+    assert repr(kn.Linear(np.eye(3))) == "Linear(A=<3×3 PSD matrix>)"
     assert kn.RBF(0.5) == kn.RBF(0.5) and kn.RBF(0.5) != kn.RBF(0.6)
     assert kn.Linear(np.eye(2)) == kn.Linear(np.eye(2))

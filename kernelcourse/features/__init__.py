@@ -4,4 +4,6 @@ One submodule per method; everything public is re-exported here, so
 ``from kernelcourse.features import RandomFourierFeatures`` works.
 """
 
-__all__: list[str] = []
+from .fourier import RandomFourierFeatures, fourier_features
+
+__all__: list[str] = ["RandomFourierFeatures", "fourier_features"]

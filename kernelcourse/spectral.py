@@ -1,0 +1,329 @@
+r"""Spectral measures of shift-invariant kernels (Bochner's theorem, lecture 001).
+
+A continuous shift-invariant kernel :math:`K(x, y) = k(x - y)` is positive definite exactly when
+:math:`k` is the Fourier transform of a finite non-negative measure :math:`\mu`,
+
+.. math:: k(z) = \int_{\mathbb R^d} e^{-i\omega^T z}\, d\mu(\omega)
+                = \mu(\mathbb R^d)\; \mathbf E_{\omega \sim p}[\cos(\omega^T z)],
+
+with :math:`p = \mu / \mu(\mathbb R^d)` a probability density and total mass
+:math:`\mu(\mathbb R^d) = k(0)`. Sampling :math:`\omega \sim p` is the first step of every
+random Fourier feature map (lectures 000, 001, 002, 003). This module gives, for each kernel of
+:mod:`kernelcourse.kernels` with a closed-form transform,
+
+==============================================  ==========================================
+kernel                                          spectral density p(ω)
+==============================================  ==========================================
+``RBF(γ)``: exp(−γ‖x−y‖²)                         N(0, 2γ I)  (lecture 000)
+``Laplacian(γ)``: exp(−γ‖x−y‖₁)                   product of d Cauchy(0, γ)
+``Matern(ν, ℓ)``                                multivariate Student t, 2ν degrees of
+                                                freedom, scale matrix I/ℓ²
+==============================================  ==========================================
+
+and three ways to draw D frequencies: ``"mc"`` (i.i.d.), ``"qmc"`` (scrambled Halton or Sobol
+points pushed through the inverse CDF; Avron et al. 2016) and ``"orthogonal"`` (orthogonal
+random features, Yu et al. 2016: directions from random orthogonal matrices, norms from the
+radial law of p; isotropic measures only).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special, stats
+from scipy.stats import qmc
+from sklearn.utils import check_random_state
+
+from .kernels import RBF, Kernel, Laplacian, Matern, Scaled, resolve_kernel
+
+__all__ = [
+    "SpectralMeasure",
+    "GaussianMeasure",
+    "CauchyProductMeasure",
+    "StudentTMeasure",
+    "spectral_measure",
+    "SAMPLING_METHODS",
+]
+
+SAMPLING_METHODS = ("mc", "qmc", "orthogonal")
+QMC_ENGINES = ("halton", "sobol")
+
+# Inverse CDFs are infinite at 0 and 1; scrambled points can land arbitrarily close to both.
+_U_EPS = 1e-12
+
+
+def _check_size(n, name):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {n!r}.")
+    return int(n)
+
+
+def _as_omega(omega, d=None):
+    omega = np.asarray(omega, dtype=np.float64)
+    if omega.ndim == 1:
+        omega = omega[:, None] if d in (None, 1) else omega[None, :]
+    if omega.ndim != 2:
+        raise ValueError(f"omega must be an array of shape (m, d), got shape {omega.shape}.")
+    return omega
+
+
+class SpectralMeasure:
+    r"""The spectral measure μ of a shift-invariant kernel: density, sampler and moments.
+
+    ``mass`` is :math:`\mu(\mathbb R^d) = k(0)`; :meth:`pdf` and :meth:`sample` refer to the
+    normalized probability density :math:`p = \mu / \text{mass}`.
+    """
+
+    #: Whether p(ω) depends on ‖ω‖ only (needed by orthogonal sampling).
+    isotropic = True
+
+    def __init__(self, kernel, mass=1.0):
+        self.kernel = kernel
+        self.mass = float(mass)
+
+    # -- to be provided by subclasses ------------------------------------------------------------
+    def logpdf(self, omega):
+        """log p(ω) for the rows of ``omega`` (shape (m, d))."""
+        raise NotImplementedError
+
+    def _mc(self, n, d, rng):
+        raise NotImplementedError
+
+    def _from_uniform(self, U, d):
+        """Push uniforms ``U`` of shape (n, :meth:`qmc_dim`) through the inverse CDF."""
+        raise NotImplementedError
+
+    def qmc_dim(self, d):
+        """Number of uniform coordinates one sample needs (d, or d + 1 for Student t)."""
+        return d
+
+    def second_moment(self, d):
+        r""":math:`\sigma_p^2 = \mathbf E_p[\omega^T\omega]` (``inf`` when it does not exist)."""
+        raise NotImplementedError
+
+    # -- public API --------------------------------------------------------------------------------
+    def pdf(self, omega):
+        """Probability density p(ω) at the rows of ``omega``."""
+        return np.exp(self.logpdf(_as_omega(omega)))
+
+    def characteristic(self, Z):
+        r""":math:`\mathbf E_p[\cos(\omega^T z)] = k(z) / k(0)` at the rows of ``Z``, from the
+        kernel's closed form (what sample averages of :math:`\cos(\omega^T z)` estimate)."""
+        Z = np.asarray(Z, dtype=np.float64)
+        if Z.ndim == 1:
+            Z = Z[:, None]
+        return self.kernel(Z, np.zeros((1, Z.shape[1])))[:, 0] / self.mass
+
+    def sample(self, n, d, *, method="mc", random_state=None, qmc_engine="halton"):
+        """Draw ``n`` frequencies ω ∈ R^d from p.
+
+        Parameters
+        ----------
+        n : int >= 1
+            Number of frequencies (the D of the lectures).
+        d : int >= 1
+            Input dimension.
+        method : {"mc", "qmc", "orthogonal"}
+            ``"mc"`` i.i.d.; ``"qmc"`` a scrambled low-discrepancy sequence through the inverse
+            CDF; ``"orthogonal"`` blocks of d exactly orthogonal directions with norms drawn
+            from the radial law of p (isotropic measures only).
+        random_state : int, RandomState instance or None
+        qmc_engine : {"halton", "sobol"}
+            Low-discrepancy sequence for ``method="qmc"``.
+
+        Returns
+        -------
+        omega : ndarray of shape (n, d)
+        """
+        n, d = _check_size(n, "n"), _check_size(d, "d")
+        rng = check_random_state(random_state)
+        if method == "mc":
+            return self._mc(n, d, rng)
+        if method == "qmc":
+            return self._from_uniform(_qmc_uniforms(n, self.qmc_dim(d), rng, qmc_engine), d)
+        if method == "orthogonal":
+            if not self.isotropic:
+                raise ValueError(
+                    f"orthogonal sampling needs a rotation-invariant spectral measure; the one of "
+                    f"{self.kernel!r} is a product of Cauchy laws, which is not. Use 'mc' or 'qmc'."
+                )
+            return self._orthogonal(n, d, rng)
+        raise ValueError(f"method must be one of {SAMPLING_METHODS}, got {method!r}.")
+
+    def _orthogonal(self, n, d, rng):
+        # Yu et al. (2016): rows of a Haar-random orthogonal matrix, rescaled by norms that
+        # have the law of ‖ω‖ under p, so every row is still marginally distributed as p.
+        blocks = []
+        for _ in range(-(-n // d)):
+            G = rng.normal(size=(d, d))
+            Q, R = np.linalg.qr(G)
+            Q *= np.sign(np.diag(R))  # makes Q Haar distributed
+            blocks.append(Q.T)
+        directions = np.vstack(blocks)[:n]
+        norms = np.linalg.norm(self._mc(n, d, rng), axis=1)
+        return directions * norms[:, None]
+
+    def __repr__(self):
+        return f"{type(self).__name__}(kernel={self.kernel!r}, mass={self.mass!r})"
+
+
+def _qmc_uniforms(n, dim, rng, engine):
+    seed = int(rng.randint(0, 2**31 - 1))
+    if engine == "halton":
+        U = qmc.Halton(dim, scramble=True, seed=seed).random(n)
+    elif engine == "sobol":
+        # A prefix of a power-of-two Sobol block keeps the balance properties as far as possible.
+        m = max(0, math.ceil(math.log2(n)))
+        U = qmc.Sobol(dim, scramble=True, seed=seed).random_base2(m)[:n]
+    else:
+        raise ValueError(f"qmc_engine must be one of {QMC_ENGINES}, got {engine!r}.")
+    return np.clip(U, _U_EPS, 1 - _U_EPS)
+
+
+class GaussianMeasure(SpectralMeasure):
+    r"""N(0, 2γ I), the spectral density of :math:`\exp(-\gamma\|x - y\|^2)` (lecture 000)."""
+
+    def __init__(self, gamma, kernel=None, mass=1.0):
+        super().__init__(RBF(gamma) if kernel is None else kernel, mass)
+        self.gamma = float(gamma)
+        self.sigma = math.sqrt(2.0 * self.gamma)
+
+    def logpdf(self, omega):
+        omega = _as_omega(omega)
+        d = omega.shape[1]
+        sq = np.einsum("ij,ij->i", omega, omega)
+        return -sq / (2 * self.sigma**2) - d * math.log(self.sigma * math.sqrt(2 * math.pi))
+
+    def _mc(self, n, d, rng):
+        # Drawn as a (d, n) block and transposed: the same stream as scikit-learn's RBFSampler.
+        return self.sigma * rng.normal(size=(d, n)).T
+
+    def _from_uniform(self, U, d):
+        return self.sigma * stats.norm.ppf(U)
+
+    def second_moment(self, d):
+        return d * self.sigma**2
+
+
+class CauchyProductMeasure(SpectralMeasure):
+    r"""Product of d Cauchy(0, γ) laws, the spectral density of :math:`\exp(-\gamma\|x-y\|_1)`.
+
+    In one dimension :math:`\int e^{-i\omega z}\, \frac{\gamma}{\pi(\gamma^2 + \omega^2)}\,
+    d\omega = e^{-\gamma |z|}`; the ℓ₁ kernel factorizes over coordinates, so p does too.
+    """
+
+    isotropic = False
+
+    def __init__(self, gamma, kernel=None, mass=1.0):
+        super().__init__(Laplacian(gamma) if kernel is None else kernel, mass)
+        self.gamma = float(gamma)
+
+    def logpdf(self, omega):
+        omega = _as_omega(omega)
+        g = self.gamma
+        return np.sum(np.log(g / math.pi) - np.log(g**2 + omega**2), axis=1)
+
+    def _mc(self, n, d, rng):
+        return self.gamma * rng.standard_cauchy(size=(n, d))
+
+    def _from_uniform(self, U, d):
+        return self.gamma * np.tan(np.pi * (U - 0.5))
+
+    def second_moment(self, d):
+        return math.inf
+
+
+class StudentTMeasure(SpectralMeasure):
+    r"""Multivariate Student t with 2ν degrees of freedom and scale matrix I/ℓ².
+
+    Its density is proportional to :math:`(2\nu/\ell^2 + \|\omega\|^2)^{-(\nu + d/2)}`, the
+    Fourier transform of the Matérn kernel with smoothness ν and length-scale ℓ. A sample is
+    :math:`\omega = g\,\sqrt{2\nu / u}\,/\ell` with :math:`g \sim N(0, I_d)` and
+    :math:`u \sim \chi^2_{2\nu}` independent; ν = 1/2 gives the multivariate Cauchy law of
+    :math:`e^{-\|x - y\|/\ell}`.
+    """
+
+    def __init__(self, nu, length_scale, kernel=None, mass=1.0):
+        super().__init__(Matern(nu, length_scale) if kernel is None else kernel, mass)
+        self.nu = float(nu)
+        self.length_scale = float(length_scale)
+        self.df = 2.0 * self.nu
+
+    def logpdf(self, omega):
+        omega = _as_omega(omega)
+        d = omega.shape[1]
+        df, ell = self.df, self.length_scale
+        q = ell**2 * np.einsum("ij,ij->i", omega, omega)
+        log_norm = (
+            special.gammaln((df + d) / 2)
+            - special.gammaln(df / 2)
+            - (d / 2) * math.log(df * math.pi)
+            + d * math.log(ell)
+        )
+        return log_norm - (df + d) / 2 * np.log1p(q / df)
+
+    def _mc(self, n, d, rng):
+        g = rng.normal(size=(n, d))
+        u = rng.chisquare(self.df, size=n)
+        return g * (np.sqrt(self.df / u) / self.length_scale)[:, None]
+
+    def qmc_dim(self, d):
+        return d + 1
+
+    def _from_uniform(self, U, d):
+        g = stats.norm.ppf(U[:, :d])
+        u = stats.chi2.ppf(U[:, d], self.df)
+        return g * (np.sqrt(self.df / u) / self.length_scale)[:, None]
+
+    def second_moment(self, d):
+        if self.df <= 2:
+            return math.inf
+        return d * self.df / (self.df - 2) / self.length_scale**2
+
+
+def spectral_measure(kernel, **kernel_params):
+    """The spectral measure of a shift-invariant kernel (Bochner's theorem, lecture 001).
+
+    Parameters
+    ----------
+    kernel : Kernel or str
+        ``RBF``, ``Laplacian``, ``Matern`` or a non-negative multiple ``c * k`` of one of them
+        (the measure then has mass c); a name is resolved with
+        :func:`kernelcourse.kernels.resolve_kernel` and ``kernel_params``.
+
+    Returns
+    -------
+    SpectralMeasure
+
+    Raises
+    ------
+    ValueError
+        For kernels that are not shift invariant or whose transform is not implemented here.
+    """
+    if isinstance(kernel, str):
+        kernel = resolve_kernel(kernel, **kernel_params)
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a kernelcourse Kernel or a name, got {kernel!r}.")
+    if isinstance(kernel, Scaled):
+        if kernel.c == 0:
+            raise ValueError("the kernel 0 * k has the zero measure; there is nothing to sample.")
+        inner = spectral_measure(kernel.k1)
+        inner.kernel = kernel
+        inner.mass *= kernel.c
+        return inner
+    if isinstance(kernel, RBF):
+        return GaussianMeasure(kernel.gamma, kernel=kernel)
+    if isinstance(kernel, Laplacian):
+        return CauchyProductMeasure(kernel.gamma, kernel=kernel)
+    if isinstance(kernel, Matern):
+        return StudentTMeasure(kernel.nu, kernel.length_scale, kernel=kernel)
+    reason = (
+        "it is not shift invariant, so Bochner's theorem does not apply"
+        if not kernel.shift_invariant
+        else "its Fourier transform is not implemented here"
+    )
+    raise ValueError(
+        f"no spectral measure for {kernel!r}: {reason}. Supported: RBF, Laplacian, Matern and "
+        "positive multiples of them."
+    )

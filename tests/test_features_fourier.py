@@ -1,0 +1,213 @@
+"""Random Fourier features: unbiasedness within the Hoeffding tolerance, sampling modes,
+agreement with scikit-learn's RBFSampler, input validation and the estimator checks."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.kernel_approximation import RBFSampler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kernelcourse.bounds import hoeffding_deviation
+from kernelcourse.features import RandomFourierFeatures, fourier_features
+from kernelcourse.kernels import RBF, Laplacian, Matern, Polynomial
+
+KERNELS = [RBF(0.3), Laplacian(0.5), Matern(0.5, 1.5), Matern(1.5, 1.0), Matern(2.5, 2.0)]
+MAPS = ["cos", "cossin", "complex"]
+
+
+def _points(n=12, d=3, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, d)) * 0.8
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=repr)
+@pytest.mark.parametrize("feature_map", MAPS)
+def test_inner_products_within_hoeffding_tolerance(kernel, feature_map):
+    X = _points()
+    D, delta = 2000, 1e-3
+    rff = RandomFourierFeatures(kernel=kernel, n_components=D, map=feature_map, random_state=0)
+    K_hat = rff.fit(X).approximate_kernel(X)
+    # Each pair deviates by more than a with probability <= δ; a union bound over the pairs.
+    n_pairs = len(X) * (len(X) + 1) // 2
+    a = hoeffding_deviation(D, delta / n_pairs)
+    assert np.abs(K_hat - kernel(X)).max() <= a
+
+
+@pytest.mark.parametrize("feature_map", MAPS)
+def test_average_over_seeds_converges_to_kernel(feature_map):
+    # E[ψ(x)ᵀψ(y)] = K(x, y): the mean over 200 independent maps of D = 50 features is an
+    # average of 10 000 bounded terms, so its error is O(1/√10 000).
+    X = _points(6)
+    K = RBF(0.5)(X)
+    est = np.mean(
+        [
+            RandomFourierFeatures(gamma=0.5, n_components=50, map=feature_map, random_state=s)
+            .fit(X)
+            .approximate_kernel(X)
+            for s in range(200)
+        ],
+        axis=0,
+    )
+    assert np.abs(est - K).max() < hoeffding_deviation(10_000, 1e-3 / 21)
+
+
+def test_same_draws_and_features_as_rbf_sampler():
+    X = _points(50, 5)
+    ours = RandomFourierFeatures(gamma=0.7, n_components=64, random_state=3).fit(X)
+    ref = RBFSampler(gamma=0.7, n_components=64, random_state=3).fit(X)
+    np.testing.assert_allclose(ours.omega_, ref.random_weights_.T)
+    np.testing.assert_allclose(ours.offset_, ref.random_offset_)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("exact", [False, True])
+def test_fast_path_matches_plain_formula(dtype, exact):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 7)).astype(dtype) * 3
+    W = rng.normal(size=(7, 40)).astype(dtype) * 4  # arguments of size ~100: needs reduction
+    b = rng.uniform(0, 2 * np.pi, 40)
+    scale = math.sqrt(2 / 40)
+    plain = scale * np.cos(X.astype(np.float64) @ W.astype(np.float64) + b)
+    for n_threads in (1, 2):
+        out = fourier_features(X, W, b, scale, exact=exact, n_threads=n_threads)
+        assert out.dtype == dtype
+        tol = 1e-6 if dtype == np.float64 else 2e-5 * np.abs(X @ W).max() * scale
+        np.testing.assert_allclose(out, plain, rtol=0, atol=tol)
+
+
+def test_dtype_parameter_and_preservation():
+    X = _points(20)
+    Z = RandomFourierFeatures(n_components=8, random_state=0).fit_transform(X)
+    assert Z.dtype == np.float64
+    X32 = X.astype(np.float32)
+    rff = RandomFourierFeatures(n_components=8, random_state=0)
+    assert rff.fit_transform(X32).dtype == np.float32
+    rff = RandomFourierFeatures(n_components=8, random_state=0, dtype=np.float32)
+    Z32 = rff.fit_transform(X)
+    assert Z32.dtype == np.float32
+    rff64 = RandomFourierFeatures(n_components=8, random_state=0).fit(X)
+    np.testing.assert_allclose(Z32, rff64.transform(X), atol=1e-5)
+    Zc = RandomFourierFeatures(n_components=8, map="complex", random_state=0).fit_transform(X)
+    assert Zc.dtype == np.complex128
+
+
+def test_cossin_layout_and_complex_map():
+    X = _points(5)
+    rff = RandomFourierFeatures(gamma=0.4, n_components=10, map="cossin", random_state=0).fit(X)
+    S = 5
+    np.testing.assert_array_equal(rff.omega_[:S], rff.omega_[S:])
+    P = X @ rff.omega_[:S].T
+    expected = np.hstack([np.cos(P), np.sin(P)]) / math.sqrt(S)
+    np.testing.assert_allclose(rff.transform(X), expected, atol=1e-7)
+    cplx = RandomFourierFeatures(gamma=0.4, n_components=10, map="complex", random_state=0)
+    cplx.fit(X)
+    expected = np.exp(-1j * X @ cplx.omega_.T) / math.sqrt(10)
+    np.testing.assert_allclose(cplx.transform(X), expected, atol=1e-7)
+
+
+def test_scaled_kernel_features_carry_the_mass():
+    X = _points(8)
+    k = 3.0 * RBF(0.2)
+    rff = RandomFourierFeatures(kernel=k, n_components=4000, random_state=0).fit(X)
+    assert np.abs(rff.approximate_kernel(X) - k(X)).max() < 3 * hoeffding_deviation(4000, 1e-3)
+
+
+def _mean_error(sampling, seeds=range(10), D=64, kernel=None):
+    X = _points(30, 4, seed=5)
+    kernel = kernel or RBF(0.25)
+    K = kernel(X)
+    errs = []
+    for s in seeds:
+        rff = RandomFourierFeatures(
+            kernel=kernel, n_components=D, map="cossin", sampling=sampling, random_state=s
+        )
+        errs.append(np.abs(rff.fit(X).approximate_kernel(X) - K).mean())
+    return np.mean(errs)
+
+
+@pytest.mark.parametrize("sampling", ["qmc", "orthogonal"])
+def test_structured_sampling_beats_monte_carlo_on_average(sampling):
+    assert _mean_error(sampling) < _mean_error("mc")
+
+
+def test_qmc_beats_monte_carlo_for_matern():
+    assert _mean_error("qmc", kernel=Matern(2.5, 2.0)) < _mean_error("mc", kernel=Matern(2.5, 2.0))
+
+
+def test_leverage_sampling_is_unbiased_and_weighted():
+    X = _points(40, 2, seed=2)
+    K = RBF(0.5)(X)
+    maps = [
+        RandomFourierFeatures(
+            gamma=0.5, n_components=100, sampling="leverage", ridge=1e-2, random_state=s
+        ).fit(X)
+        for s in range(40)
+    ]
+    assert not np.allclose(maps[0].weights_, 1.0)
+    est = np.mean([m.approximate_kernel(X) for m in maps], axis=0)
+    assert np.abs(est - K).max() < 0.05
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"n_components": 0}, "n_components"),
+        ({"n_components": -3}, "n_components"),
+        ({"map": "cossin", "n_components": 7}, "even"),
+        ({"kernel": "spline"}, "kernel"),
+        ({"map": "sine"}, "map"),
+        ({"sampling": "sobol"}, "sampling"),
+        ({"gamma": 0.0}, "gamma"),
+        ({"gamma": -1.0}, "gamma"),
+        ({"kernel": Polynomial(2)}, "shift invariant"),
+        ({"kernel": "laplacian", "sampling": "orthogonal"}, "rotation-invariant"),
+        ({"kernel": "matern", "kernel_params": {"nu": 0.7}}, "nu"),
+        ({"dtype": np.int32}, "dtype"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(params, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        RandomFourierFeatures(**params).fit(_points())
+
+
+def test_nan_input_raises():
+    X = _points()
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        RandomFourierFeatures().fit(X)
+    rff = RandomFourierFeatures(n_components=4).fit(_points())
+    with pytest.raises(ValueError, match="NaN"):
+        rff.transform(X)
+
+
+_ODD_N_COMPONENTS = "the check sets n_components=1, odd, which map='cossin' rejects by design"
+
+
+@parametrize_with_checks(
+    [
+        RandomFourierFeatures(),
+        RandomFourierFeatures(map="complex"),
+        RandomFourierFeatures(kernel="laplacian", sampling="qmc"),
+        RandomFourierFeatures(kernel="matern", sampling="orthogonal"),
+        RandomFourierFeatures(sampling="leverage", n_components=20),
+        RandomFourierFeatures(map="cossin", n_components=20),
+    ],
+    expected_failed_checks=lambda est: (
+        {
+            name: _ODD_N_COMPONENTS
+            for name in (
+                "check_dont_overwrite_parameters",
+                "check_methods_sample_order_invariance",
+                "check_methods_subset_invariance",
+                "check_fit2d_1sample",
+                "check_fit2d_1feature",
+                "check_fit2d_predict1d",
+            )
+        }
+        if est.map == "cossin"
+        else {}
+    ),
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

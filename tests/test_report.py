@@ -1,0 +1,28 @@
+import numpy as np
+import pytest
+
+from kernelcourse.report import Table, fmt_sig, fmt_time
+
+
+def test_fmt_sig():
+    assert fmt_sig(3.14159265, 4) == "3.142"
+    assert fmt_sig(12345.678, 3) == "1.23e+04"
+    assert fmt_sig(7) == "7"
+    assert fmt_sig(True) == "yes" and fmt_sig(np.bool_(False)) == "no"
+    assert fmt_sig("text") == "text"
+    assert fmt_sig(float("nan")) == "nan"
+    assert fmt_time(0.12345) == "0.123 s"
+
+
+def test_table_text_and_html_agree():
+    t = Table([["a", 1.23456, True], ["b<c", 2, False]], ["name", "value", "ok"], title="T")
+    text = repr(t)
+    assert text.splitlines()[0] == "T"
+    assert "1.235" in text and "yes" in text and "no" in text
+    html = t._repr_html_()
+    assert "<caption>T</caption>" in html and "b&lt;c" in html and "1.235" in html
+
+
+def test_table_rejects_ragged_rows():
+    with pytest.raises(ValueError, match="row 1 has 1 cells but there are 2 headers"):
+        Table([[1, 2], [3]], ["x", "y"])
