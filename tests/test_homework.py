@@ -149,6 +149,8 @@ def test_release_rejects_a_layout_that_would_raise_name_error():
             "used twice",
         ),
         (_nb(_cell("code", "x = 1", {"grade": True, "grade_id": "a"})), "points"),
+        (_nb(_cell("markdown", "x", {"solution": True, "grade_id": "a"})), "grade and solution"),
+        (_nb(_cell("code", "x = 1", {"solution": True, "grade_id": ""})), "empty"),
     ],
 )
 def test_release_rejects_inconsistent_notebooks(nb, message):
@@ -350,8 +352,11 @@ WRONG = {
         "last r",
     ),
     ("hw5", "q2"): (
-        lambda X, D, g, rng: ref.rff_features(
-            X, rng.normal(scale=np.sqrt(g), size=(D, X.shape[1])), rng.uniform(0, 6.28, D)
+        lambda X, D, g, rng: (
+            np.sqrt(2 / D)
+            * np.cos(
+                X @ rng.normal(scale=np.sqrt(g), size=(X.shape[1], D)) + rng.uniform(0, 6.28, D)
+            )
         ),
         "2 * gamma",
     ),
@@ -423,12 +428,18 @@ def test_reference_svm_solution_satisfies_kkt():
         ref.svm_intercept(np.zeros(30), K, y, 1.0)
 
 
-def test_reference_ridge_forms_and_hoeffding():
+def test_reference_ridge_forms_and_nystroem():
     rng = np.random.default_rng(2)
     Phi, y = rng.normal(size=(7, 11)), rng.normal(size=7)
     np.testing.assert_allclose(ref.ridge_primal(Phi, y, 0.4), ref.ridge_dual(Phi, y, 0.4))
-    assert ref.hoeffding_D(0.2, 0.05) == 738
-    assert 2 * np.exp(-737 * 0.04 / 8) > 0.05 >= 2 * np.exp(-738 * 0.04 / 8)
+    np.testing.assert_allclose(
+        ref.kernel_ridge_predict(Phi @ Phi.T, y, 0.4, Phi[:3] @ Phi.T),
+        Phi[:3] @ ref.ridge_primal(Phi, y, 0.4),
+    )
+    K_mm = Phi[:5] @ Phi[:5].T
+    Z = ref.nystroem_features(Phi @ Phi[:5].T, K_mm, 5)
+    np.testing.assert_allclose(Z[:5] @ Z[:5].T, K_mm, atol=1e-10)
+    assert ref.relative_spectral_error(K_mm, Z[:5]) < 1e-12
 
 
 def test_release_notebook_does_not_touch_its_input():

@@ -1,13 +1,13 @@
 r"""Reference answers the self-checks compare against, where the package has no estimator yet.
 
-Kernels, Gram matrices and the PSD test come from :mod:`kernelcourse.kernels`; the SVM dual is
-checked against LIBSVM through scikit-learn. The small functions here state the lecture formulas
-directly and are tested in ``tests/test_homework.py``.
+Kernels, Gram matrices and the PSD test come from :mod:`kernelcourse.kernels`, random Fourier
+features from :func:`kernelcourse.features.fourier_features`, Hoeffding's bound from
+:mod:`kernelcourse.bounds`; the SVM dual is checked against LIBSVM through scikit-learn. The small
+functions here state the remaining lecture formulas directly (until ``ridge``, ``svm`` and the
+Nyström features land in the package) and are tested in ``tests/test_homework.py``.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from scipy import linalg
@@ -16,8 +16,6 @@ __all__ = [
     "ridge_primal",
     "ridge_dual",
     "kernel_ridge_predict",
-    "rff_features",
-    "hoeffding_D",
     "svm_dual_objective",
     "smo_step",
     "svm_dual_libsvm",
@@ -43,17 +41,6 @@ def kernel_ridge_predict(K, y, lam, K_test):
     r"""Predictions K_test α with α = (K + λI)⁻¹y (lectures 001, 002)."""
     alpha = linalg.solve(K + lam * np.eye(len(K)), y, assume_a="pos")
     return K_test @ alpha
-
-
-def rff_features(X, Omega, b):
-    r"""ψ(x) = √(2/D) cos(Ωx + b), one row per sample (lecture 000)."""
-    D = Omega.shape[0]
-    return math.sqrt(2.0 / D) * np.cos(X @ Omega.T + b)
-
-
-def hoeffding_D(a, delta):
-    r"""Smallest D with 2 exp(−D a²/8) ≤ δ (Hoeffding for terms in [−2, 2], lecture 000)."""
-    return math.ceil(8.0 * math.log(2.0 / delta) / a**2)
 
 
 def svm_dual_objective(alpha, K, y):

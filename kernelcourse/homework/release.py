@@ -104,6 +104,14 @@ def _check_metadata(nb, where):
             raise ValueError(f"{here}: nbgrader metadata lacks {missing}.")
         if meta["schema_version"] != 3:
             raise ValueError(f"{here}: nbgrader schema_version must be 3.")
+        if not meta["grade_id"]:
+            raise ValueError(f"{here}: grade_id is empty.")
+        if (
+            cell["cell_type"] == "markdown"
+            and not meta.get("task")
+            and bool(meta["grade"]) != bool(meta["solution"])
+        ):
+            raise ValueError(f"{here}: a graded markdown answer must be grade and solution both.")
         if meta["grade_id"] in seen:
             raise ValueError(f"{here}: grade_id {meta['grade_id']!r} is used twice.")
         seen.add(meta["grade_id"])
