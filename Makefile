@@ -21,11 +21,12 @@ export MPLBACKEND := Agg
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
          --nbval-cell-timeout=600
 
-.PHONY: help setup book test unit nbval notebooks homework lab bench lint clean
+.PHONY: help setup book book-test chromium test unit nbval notebooks homework lab bench lint clean
 
 help:
 	@echo "make book       build the HTML book into _build/html (offline)"
-	@echo "make test       unit tests and strict nbval over every notebook"
+	@echo "make test       unit tests, strict nbval over every notebook, then make book-test"
+	@echo "make book-test  build the book and check every page in headless Chromium"
 	@echo "make notebooks  re-execute every notebook in place"
 	@echo "make homework   release the student starters from book/homework/solutions"
 	@echo "make lab        start JupyterLab in the project environment"
@@ -46,7 +47,27 @@ book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going
 
 test: $(STAMP)
-	$(PY) -m pytest tests book $(NBVAL)
+	$(PY) -m pytest tests book $(NBVAL) --ignore=tests/test_book_site.py
+	$(MAKE) --no-print-directory book-test
+
+# Opens every page of _build/html from disk in headless Chromium (math typeset, images loaded,
+# internal links resolve, no console errors, nothing fetched from the network); screenshots go
+# to _build/screenshots/.
+book-test: book chromium
+	$(PY) -m pytest tests/test_book_site.py --book-html=_build/html
+
+# Debian's chromium for the browser test: installed when missing if we are root (as in CI).
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's chromium for the browser test"; \
+	    apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      chromium >/dev/null; \
+	  else \
+	    echo "make book-test needs Chromium: run 'sudo apt-get install chromium' first"; \
+	    exit 1; \
+	  fi; }
 
 unit: $(STAMP)
 	$(PY) -m pytest tests

@@ -23,10 +23,28 @@ _STYLE = {
 
 
 def use_style():
-    """Apply the book's matplotlib style (call once at the top of a chapter)."""
+    """Apply the book's matplotlib style (call once at the top of a chapter).
+
+    Inside a Jupyter kernel it also lets figures be displayed as PNG whatever the matplotlib
+    backend is, so that ``glue("fig-name", fig, display=False)`` stores an image for the book
+    (``make`` exports ``MPLBACKEND=Agg``; with that backend IPython would keep only the text
+    ``<Figure size ...>``).
+    """
     import matplotlib.pyplot as plt
 
     plt.rcParams.update(_STYLE)
+    _display_figures_as_png()
+
+
+def _display_figures_as_png():
+    try:
+        from IPython import get_ipython
+        from IPython.core.pylabtools import select_figure_formats
+    except ImportError:  # IPython is not installed: there is no notebook to display in
+        return
+    shell = get_ipython()
+    if shell is not None:
+        select_figure_formats(shell, {"png"})
 
 
 def new_figure(ncols=1, nrows=1, *, width=None, height=None, **kwargs):

@@ -9,3 +9,22 @@ matplotlib.use("Agg")
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True)
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--book-html",
+        default=None,
+        help="built book (_build/html) to check in headless Chromium; `make book-test` sets it",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    if config.getoption("--book-html"):
+        return
+    skip = pytest.mark.skip(reason="needs the built book: run `make book-test`")
+    for item in items:
+        if "book_html" in getattr(item, "fixturenames", ()):
+            item.add_marker(skip)

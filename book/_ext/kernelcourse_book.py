@@ -1,0 +1,270 @@
+"""Sphinx extension for the kernelcourse book.
+
+* Offline math: MathJax 3 is served from the built site (``_static/mathjax``) instead of a CDN.
+  The pinned npm tarball is fetched once with ``npm pack`` (npm's own registry and proxy
+  settings apply), checked against its published sha512 integrity and unpacked into a cache folder
+  outside the repository; later builds need no network.  ``KERNELCOURSE_MATHJAX`` may name a
+  ``mathjax-X.Y.Z.tgz`` or an unpacked MathJax folder (one holding ``es5/``) to use instead.
+* Launch buttons: one setting, ``repository.url`` in ``_config.yml``.  While it is empty the
+  launch buttons are switched off, so builds never need it.
+* ``{course-map}``: the intro's table of chapters and lectures; a chapter's row links to its page
+  once ``book/NN_*`` exists and stays plain text before that, so a missing chapter never breaks
+  a ``-W`` build.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+MATHJAX_VERSION = "3.2.2"
+# The registry's `dist.integrity` of mathjax@3.2.2: a changed tarball is refused.
+MATHJAX_INTEGRITY = (
+    "sha512-"
+    "Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
+)
+# What the page loads (tex-mml-chtml) and what it may load later: TeX extensions found by
+# autoload, the CHTML fonts, the menu and its accessibility tools.  The other bundles
+# (SVG output, the "full" builds, node entry points) are never requested by the book.
+MATHJAX_PARTS = (
+    "tex-mml-chtml.js",
+    "core.js",
+    "loader.js",
+    "startup.js",
+    "input",
+    "output/chtml.js",
+    "output/chtml",
+    "ui",
+    "a11y",
+    "sre",
+)
+STATIC_NAME = "mathjax"
+
+
+# --------------------------------------------------------------------------- MathJax
+
+
+def _cache_dir():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "kernelcourse"
+
+
+def _integrity_ok(path):
+    algo, _, expected = MATHJAX_INTEGRITY.partition("-")
+    digest = hashlib.new(algo, pathlib.Path(path).read_bytes()).digest()
+    return base64.b64encode(digest).decode() == expected
+
+
+def _fetch_tarball(dest):
+    """Fetch the pinned MathJax tarball to ``dest`` with ``npm pack``."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    errors = []
+    npm = shutil.which("npm")
+    if npm:
+        with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+            try:
+                proc = subprocess.run(
+                    [npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--pack-destination", tmp],
+                    capture_output=True,
+                    text=True,
+                    cwd=tmp,
+                    timeout=300,
+                )
+                got = pathlib.Path(tmp) / f"mathjax-{MATHJAX_VERSION}.tgz"
+                if proc.returncode == 0 and got.is_file():
+                    os.replace(got, dest)
+                    return
+                errors.append(f"npm pack: {proc.stderr.strip()[-500:]}")
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                errors.append(f"npm pack: {exc}")
+    else:
+        errors.append("npm is not installed (install Node.js and npm)")
+    raise ExtensionError(
+        f"could not fetch MathJax {MATHJAX_VERSION} ({'; '.join(errors)}). Fetch it once with "
+        f"network access, or set KERNELCOURSE_MATHJAX to a mathjax-{MATHJAX_VERSION}.tgz or "
+        "to an unpacked MathJax 3 folder."
+    )
+
+
+def _copy_parts(es5, target):
+    for part in MATHJAX_PARTS:
+        src = es5 / part
+        if not src.exists():
+            raise ExtensionError(f"MathJax folder {es5} lacks {part}")
+        dst = target / part
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+
+def mathjax_static_dir():
+    """A folder whose ``mathjax/`` subfolder holds the MathJax files the book serves.
+
+    Built once per MathJax source and cached; an interrupted run leaves no half-filled folder
+    behind because the result is renamed into place only when complete.
+    """
+    source = os.environ.get("KERNELCOURSE_MATHJAX")
+    cache = _cache_dir()
+    if source and pathlib.Path(source).is_dir():
+        es5 = pathlib.Path(source).resolve()
+        es5 = es5 / "es5" if (es5 / "es5").is_dir() else es5
+        key = "local-" + hashlib.sha256(str(es5).encode()).hexdigest()[:12]
+        tarball = None
+    else:
+        tarball = pathlib.Path(source) if source else cache / f"mathjax-{MATHJAX_VERSION}.tgz"
+        key = f"mathjax-{MATHJAX_VERSION}"
+    static = cache / f"{key}-static"
+    if (static / STATIC_NAME / MATHJAX_PARTS[0]).is_file():
+        return static
+
+    cache.mkdir(parents=True, exist_ok=True)
+    work = pathlib.Path(tempfile.mkdtemp(dir=cache, prefix=".mathjax-"))
+    try:
+        if tarball is not None:
+            if not tarball.is_file():
+                if source:
+                    raise ExtensionError(f"KERNELCOURSE_MATHJAX={source} does not exist")
+                logger.info(f"fetching MathJax {MATHJAX_VERSION} with npm pack")
+                _fetch_tarball(tarball)
+                if not _integrity_ok(tarball):
+                    tarball.unlink()
+                    raise ExtensionError(
+                        f"the fetched mathjax@{MATHJAX_VERSION} does not match its published "
+                        "sha512; not used"
+                    )
+            if not _integrity_ok(tarball):
+                raise ExtensionError(
+                    f"{tarball} does not match the sha512 of mathjax@{MATHJAX_VERSION}; "
+                    "delete it to fetch it again"
+                )
+            with tarfile.open(tarball) as tar:
+                members = [m for m in tar.getmembers() if m.name.startswith("package/")]
+                tar.extractall(work / "unpacked", members=members, filter="data")
+            es5 = work / "unpacked" / "package" / "es5"
+        out = work / "static"
+        _copy_parts(es5, out / STATIC_NAME)
+        licence = es5.parent / "LICENSE"
+        if licence.is_file():
+            shutil.copy2(licence, out / STATIC_NAME / "LICENSE")
+        try:
+            os.replace(out, static)
+        except OSError:
+            # Another build finished first; its result is the same.
+            if not (static / STATIC_NAME / MATHJAX_PARTS[0]).is_file():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return static
+
+
+def _is_remote(url):
+    return bool(re.match(r"^([a-z][a-z0-9+.-]*:)?//", url, re.IGNORECASE))
+
+
+def setup_mathjax(app):
+    if app.builder.format != "html":
+        return
+    if _is_remote(app.config.mathjax_path):
+        raise ExtensionError(
+            f"mathjax_path = {app.config.mathjax_path!r} loads MathJax from the network; the "
+            f"book serves it itself: set mathjax_path to '{STATIC_NAME}/{MATHJAX_PARTS[0]}'"
+        )
+    app.config.html_static_path = [*app.config.html_static_path, str(mathjax_static_dir())]
+
+
+# --------------------------------------------------------------------------- launch buttons
+
+
+def configure_launch_buttons(app, config):
+    """Launch buttons only when ``repository.url`` is set: the theme needs a repository to
+    build Binder/Colab/JupyterHub links and fails without one."""
+    options = config.html_theme_options
+    if not str(options.get("repository_url") or "").strip():
+        options.pop("launch_buttons", None)
+        options.pop("repository_url", None)
+
+
+def _thebe_enabled(config):
+    launch = config.html_theme_options.get("launch_buttons") or {}
+    return bool(launch.get("thebe"))
+
+
+def _is_thebe_asset(asset):
+    name = getattr(asset, "filename", None) or str(asset)
+    body = (getattr(asset, "attributes", None) or {}).get("body", "")
+    return "sphinx-thebe" in name or "THEBE_JS_URL" in body
+
+
+def drop_thebe_assets(app, pagename, templatename, context, doctree):
+    """Jupyter Book always loads sphinx-thebe, whose page script names a CDN copy of thebe.
+    Live code is off here (launch_buttons.thebe), so its assets are left out of the pages."""
+    if _thebe_enabled(app.config):
+        return
+    for key in ("script_files", "css_files"):
+        if key in context:
+            context[key] = [a for a in context[key] if not _is_thebe_asset(a)]
+
+
+def drop_thebe_config(app, doctree, docname):
+    if _thebe_enabled(app.config):
+        return
+    for node in list(doctree.findall(nodes.raw)):
+        text = node.astext()
+        if "text/x-thebe-config" in text or "<script>kernelName = " in text:
+            node.parent.remove(node)
+
+
+# --------------------------------------------------------------------------- course map
+
+
+class CourseMap(SphinxDirective):
+    """Rows ``N | topic | lectures`` become the course-map table; a row links to the chapter
+    ``book/NN_*`` when that document exists."""
+
+    has_content = True
+
+    def run(self):
+        lines = ["| Chapter | Topic | Lectures |", "|---|---|---|"]
+        for number, line in enumerate(self.content, start=1):
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) != 3 or not cells[0].isdigit():
+                raise self.error(f"course-map row {number}: expected 'N | topic | lectures'")
+            chapter, topic, lectures = cells
+            prefix = f"book/{int(chapter):02d}_"
+            docs = sorted(d for d in self.env.found_docs if d.startswith(prefix))
+            if docs:
+                target = "/" + docs[0]
+                chapter = f"{{doc}}`{chapter} <{target}>`"
+                if not set(topic) & set("$`<>"):
+                    topic = f"{{doc}}`{topic} <{target}>`"
+            lines.append(f"| {chapter} | {topic} | {lectures} |")
+        container = nodes.container(classes=["course-map"])
+        self.state.nested_parse(StringList(lines, source=self.env.docname), 0, container)
+        return [container]
+
+
+def setup(app):
+    app.connect("config-inited", configure_launch_buttons)
+    app.connect("builder-inited", setup_mathjax)
+    # After sphinx-thebe's own handlers (default priority 500).
+    app.connect("doctree-resolved", drop_thebe_config, priority=900)
+    app.connect("html-page-context", drop_thebe_assets, priority=900)
+    app.add_directive("course-map", CourseMap)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

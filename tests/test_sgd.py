@@ -1,0 +1,85 @@
+import numpy as np
+import pytest
+from sklearn.kernel_approximation import RBFSampler
+
+from kernelcourse import sgd
+from kernelcourse.kernels import RBF, Linear, Polynomial
+
+
+def _problem(n=60, d=3, T=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+    order = rng.integers(0, n, size=T)
+    return X, y, order
+
+
+def test_strategies_one_to_four_give_the_same_model():
+    X, y, order = _problem()
+    k = Polynomial(degree=2, gamma=0.5, coef0=1.0)
+    Xq = np.random.default_rng(1).normal(size=(25, 3))
+    preds = [
+        sgd.STRATEGIES[s](X, y, k, order=order, step_size=0.05).predict(Xq) for s in (1, 2, 3, 4)
+    ]
+    for p in preds[1:]:
+        np.testing.assert_allclose(p, preds[0], rtol=1e-10, atol=1e-10)
+    assert np.abs(preds[0]).max() > 0.1  # a model was learned
+
+
+def test_iterates_stay_in_the_span_of_the_features():
+    X, y, order = _problem(T=150)
+    k = Polynomial(degree=3, gamma=0.3, coef0=1.0)
+    w = sgd.sgd_cached_features(X, y, k, order=order, step_size=0.02).coef
+    u = sgd.sgd_dual_cached_gram(X, y, k, order=order, step_size=0.02).coef
+    np.testing.assert_allclose(k.feature_map(X).T @ u, w, atol=1e-10)  # w_T = Σ u_i φ(x_i)
+
+
+def test_approximate_feature_strategies_agree_with_each_other_and_the_dual():
+    X, y, order = _problem()
+    rff = RBFSampler(gamma=0.5, n_components=40, random_state=0).fit(X)
+    steps = 0.1 / np.sqrt(1 + np.arange(len(order)))
+    r5 = sgd.sgd_approx_features_on_the_fly(X, y, rff, order=order, step_size=steps)
+    r6 = sgd.sgd_approx_cached_features(X, y, rff, order=order, step_size=steps)
+    np.testing.assert_allclose(r5.coef, r6.coef, rtol=1e-10, atol=1e-12)
+    # ⑥ is ④ with the approximate kernel ψ(x)ᵀψ(y) = linear kernel on ψ.
+    Z = rff.transform(X)
+    r4 = sgd.sgd_dual_cached_gram(Z, y, Linear(), order=order, step_size=steps)
+    np.testing.assert_allclose(Z.T @ r4.coef, r6.coef, atol=1e-10)
+
+
+def test_operation_counts_and_memory_follow_the_lecture():
+    n, d, T = 50, 4, 80
+    X, y, order = _problem(n=n, d=d, T=T)
+    k = Polynomial(degree=2, gamma=1.0, coef0=1.0)
+    D = k.feature_dim(d)
+    r = {s: sgd.STRATEGIES[s](X, y, k, order=order, step_size=0.01) for s in (1, 2, 3, 4)}
+    assert r[1].operations == T * (d * D + 2 * D) and r[1].memory == n * d + D
+    assert r[2].operations == n * d * D + 2 * T * D and r[2].memory == n * D + D
+    assert r[3].operations == T * (n * d + 2 * n) and r[3].memory == n * d + n
+    assert r[4].operations == n * n * d + 2 * T * n and r[4].memory == n * n + n
+    assert r[4].time_formula == "Θ(n² d + T n)"
+    assert set(sgd.COSTS) == set(sgd.STRATEGIES) == {1, 2, 3, 4, 5, 6}
+
+
+def test_rbf_has_no_finite_features_for_strategies_one_and_two():
+    X, y, order = _problem()
+    with pytest.raises(ValueError, match="finite feature map"):
+        sgd.sgd_features_on_the_fly(X, y, RBF(1.0), order=order, step_size=0.1)
+    r3 = sgd.sgd_dual_kernel_on_the_fly(X, y, RBF(1.0), order=order, step_size=0.1)
+    r4 = sgd.sgd_dual_cached_gram(X, y, RBF(1.0), order=order, step_size=0.1)
+    np.testing.assert_allclose(r3.coef, r4.coef, atol=1e-12)
+
+
+def test_bad_arguments():
+    X, y, order = _problem()
+    k = Polynomial(degree=2)
+    with pytest.raises(ValueError, match="order"):
+        sgd.sgd_cached_features(X, y, k, order=np.array([0, len(X)]), step_size=0.1)
+    with pytest.raises(ValueError, match="step_size"):
+        sgd.sgd_cached_features(X, y, k, order=order, step_size=-1.0)
+    with pytest.raises(ValueError, match="y must have shape"):
+        sgd.sgd_cached_features(X, y[:-1], k, order=order, step_size=0.1)
+    with pytest.raises(TypeError, match="transform"):
+        sgd.sgd_approx_cached_features(X, y, k, order=order, step_size=0.1)
+    with pytest.raises(TypeError, match="Kernel"):
+        sgd.sgd_dual_cached_gram(X, y, "rbf", order=order, step_size=0.1)

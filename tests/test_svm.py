@@ -1,0 +1,259 @@
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.datasets import load_iris, make_moons
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC, LinearSVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kernelcourse.kernels import RBF, Linear, Polynomial
+from kernelcourse.svm import KernelSVC, PrimalSVC, _primal_objective
+
+
+def _moons(n=200, noise=0.25, seed=0):
+    X, y = make_moons(n, noise=noise, random_state=seed)
+    return X, np.where(y == 1, 1, -1)
+
+
+def _dual_objective(K, y, beta):
+    # 1ᵀα − ½ αᵀGα with β = yα
+    return float(np.abs(beta).sum() - 0.5 * beta @ K @ beta)
+
+
+def _reference_qp(K, y, C):
+    """The SVM dual by a general-purpose solver (SLSQP): max 1ᵀα − ½αᵀGα."""
+    G = (y[:, None] * y[None, :]) * K
+    n = len(y)
+    res = minimize(
+        lambda a: 0.5 * a @ G @ a - a.sum(),
+        np.zeros(n),
+        jac=lambda a: G @ a - 1.0,
+        bounds=[(0.0, C)] * n,
+        constraints=[{"type": "eq", "fun": lambda a: a @ y, "jac": lambda a: y}],
+        method="SLSQP",
+        options={"ftol": 1e-12, "maxiter": 1000},
+    )
+    assert res.success
+    return res.x, -res.fun
+
+
+def _expected_failed(estimator):
+    if isinstance(estimator, PrimalSVC) and estimator.loss == "squared_hinge":
+        return {}
+    # Duplicating a sample and doubling its weight give the same dual problem, but SMO stops
+    # at a KKT tolerance and visits a different sequence of pairs, so the two fits agree only
+    # to about tol, not to the 1e-7 this check demands.
+    return {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "SMO and coordinate descent stop at a tolerance; weighted and repeated samples "
+            "agree only to that tolerance."
+        ),
+    }
+
+
+@parametrize_with_checks(
+    [KernelSVC(), PrimalSVC(random_state=0), PrimalSVC(loss="hinge", random_state=0)],
+    expected_failed_checks=_expected_failed,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+def test_smo_matches_reference_qp(C):
+    X, y = _moons(40, seed=1)
+    k = RBF(0.7)
+    K = k(X)
+    alpha_ref, obj_ref = _reference_qp(K, y.astype(float), C)
+    m = KernelSVC(kernel=k, C=C, tol=1e-6).fit(X, y)
+    assert m.dual_objective_ == pytest.approx(obj_ref, rel=1e-6)
+    alpha = np.zeros(len(y))
+    alpha[m.support_] = np.abs(m.dual_coef_[0])
+    np.testing.assert_allclose(alpha, alpha_ref, atol=1e-3 * C)
+
+
+def test_kkt_conditions_hold():
+    X, y = _moons(150, seed=2)
+    C, tol = 2.0, 1e-4
+    m = KernelSVC(gamma=1.0, C=C, tol=tol).fit(X, y)
+    alpha = np.zeros(len(y))
+    alpha[m.support_] = y[m.support_] * m.dual_coef_[0]
+    assert np.all(alpha >= 0) and np.all(alpha <= C)
+    assert abs(alpha @ y) < 1e-10  # Σ y_i α_i = 0 is kept exactly by every SMO step
+    margin = y * m.decision_function(X)
+    free = (alpha > 1e-8) & (alpha < C - 1e-8)
+    assert free.any()
+    np.testing.assert_allclose(margin[free], 1.0, atol=2 * tol)
+    assert np.all(margin[alpha == 0] >= 1 - 2 * tol)
+    assert np.all(margin[alpha == C] <= 1 + 2 * tol)
+    assert m.kkt_gap_[0] <= tol
+
+
+@pytest.mark.parametrize("C", [0.5, 5.0])
+def test_matches_libsvm(C):
+    X, y = _moons(600, noise=0.3, seed=3)
+    Xte, _ = _moons(2000, noise=0.3, seed=4)
+    ours = KernelSVC(gamma=0.8, C=C).fit(X, y)
+    ref = SVC(gamma=0.8, C=C).fit(X, y)
+    obj_ref = _dual_objective(RBF(0.8)(ref.support_vectors_), y, ref.dual_coef_[0])
+    assert ours.dual_objective_ == pytest.approx(obj_ref, rel=1e-3)
+    assert np.mean(ours.predict(Xte) == ref.predict(Xte)) >= 0.995
+    assert abs(len(ours.support_) - len(ref.support_)) <= 0.03 * len(ref.support_)
+    np.testing.assert_allclose(ours.decision_function(Xte), ref.decision_function(Xte), atol=0.02)
+
+
+def test_multiclass_one_vs_one_matches_libsvm():
+    X, y = load_iris(return_X_y=True)
+    ours = KernelSVC(gamma=0.5, C=1.0).fit(X, y)
+    ref = SVC(gamma=0.5, C=1.0).fit(X, y)
+    assert ours.intercept_.shape == (3,) and ours.dual_coef_.shape == (3, len(ours.support_))
+    assert np.mean(ours.predict(X) == ref.predict(X)) >= 0.99
+    np.testing.assert_array_equal(np.sort(ours.support_), np.sort(ref.support_))
+    dec = ours.decision_function(X)
+    np.testing.assert_array_equal(ours.classes_[dec.argmax(1)], ours.predict(X))
+
+
+@pytest.mark.parametrize(
+    "labels", [(-1, 1), (0, 1), ("ham", "spam"), (2, 7)], ids=["pm1", "01", "str", "int"]
+)
+def test_label_encodings_give_the_same_classifier(labels):
+    X, y = _moons(120, seed=5)
+    yl = np.where(y == 1, labels[1], labels[0])
+    base = KernelSVC(gamma=1.0).fit(X, y)
+    m = KernelSVC(gamma=1.0).fit(X, yl)
+    np.testing.assert_array_equal(m.classes_, np.array(labels))
+    np.testing.assert_allclose(m.decision_function(X), base.decision_function(X), atol=1e-12)
+    np.testing.assert_array_equal(
+        m.predict(X), np.where(base.predict(X) == 1, labels[1], labels[0])
+    )
+
+
+def test_hard_margin_is_the_maximum_margin_separator():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(40, 2))
+    y = np.where(X @ [1.0, -2.0] + 0.3 > 0, 1, -1)
+    X = X + 0.4 * y[:, None] * np.array([1.0, -2.0]) / np.sqrt(5)  # open a gap
+    m = KernelSVC(kernel=Linear(), C=np.inf, tol=1e-8).fit(X, y)
+    w = m.dual_coef_[0] @ X[m.support_]
+    b = m.intercept_[0]
+    # The reference: min ½‖w‖² s.t. y(wᵀx + b) ≥ 1, by SLSQP.
+    res = minimize(
+        lambda p: 0.5 * p[:2] @ p[:2],
+        np.zeros(3),
+        constraints=[{"type": "ineq", "fun": lambda p: y * (X @ p[:2] + p[2]) - 1}],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
+    np.testing.assert_allclose(np.r_[w, b], res.x, atol=1e-5)
+    margins = y * (X @ w + b)
+    assert margins.min() == pytest.approx(1.0, abs=1e-6)
+    np.testing.assert_allclose(margins[m.support_], 1.0, atol=1e-6)
+
+
+def test_precomputed_and_row_cache_agree_with_full_gram():
+    X, y = _moons(300, seed=7)
+    Xte, _ = _moons(50, seed=8)
+    k = RBF(1.5)
+    full = KernelSVC(kernel=k).fit(X, y)
+    pre = KernelSVC(kernel="precomputed").fit(k(X), y)
+    cached = KernelSVC(kernel=k, cache_size=0.05).fit(X, y)  # 0.05 MB: rows on demand
+    np.testing.assert_allclose(pre.decision_function(k(Xte, X)), full.decision_function(Xte))
+    np.testing.assert_allclose(cached.decision_function(Xte), full.decision_function(Xte))
+    with pytest.raises(ValueError, match="square"):
+        KernelSVC(kernel="precomputed").fit(X, y)
+
+
+def test_shrinking_gives_the_same_solution():
+    X, y = _moons(2400, noise=0.3, seed=9)
+    a = KernelSVC(gamma=1.0, shrinking=True).fit(X, y)
+    b = KernelSVC(gamma=1.0, shrinking=False).fit(X, y)
+    assert a.dual_objective_ == pytest.approx(b.dual_objective_, rel=1e-4)
+    assert np.mean(a.predict(X) == b.predict(X)) >= 0.995
+
+
+def test_kernel_names_objects_and_params():
+    X, y = _moons(100, seed=10)
+    a = KernelSVC(kernel="poly", gamma=0.5, kernel_params={"degree": 3, "coef0": 1.0}).fit(X, y)
+    b = KernelSVC(kernel=Polynomial(degree=3, gamma=0.5, coef0=1.0)).fit(X, y)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X))
+    assert a.kernel_ == Polynomial(degree=3, gamma=0.5, coef0=1.0)
+
+
+def test_sample_weight_matches_libsvm():
+    X, y = _moons(200, seed=11)
+    sw = np.random.default_rng(0).uniform(0.2, 3.0, len(y))
+    ours = KernelSVC(gamma=1.0, tol=1e-5).fit(X, y, sample_weight=sw)
+    ref = SVC(gamma=1.0, tol=1e-5).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-3)
+
+
+@pytest.mark.parametrize("C", [0, -1.0])
+def test_bad_C(C):
+    X, y = _moons(20)
+    with pytest.raises(ValueError, match="'C'"):
+        KernelSVC(C=C).fit(X, y)
+    with pytest.raises(ValueError, match="'C'"):
+        PrimalSVC(C=C).fit(X, y)
+
+
+@pytest.mark.parametrize("est", [KernelSVC(), PrimalSVC()], ids=["kernel", "primal"])
+def test_bad_inputs(est):
+    X, y = _moons(20)
+    with pytest.raises(ValueError, match="one class"):
+        est.fit(X, np.ones(20))
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(Xn, y)
+    with pytest.raises(ValueError, match="sample_weight"):
+        est.fit(X, y, sample_weight=np.ones(19))
+    with pytest.raises(ValueError, match="sample_weight"):
+        est.fit(X, y, sample_weight=-np.ones(20))
+
+
+def test_bad_kernel_argument():
+    X, y = _moons(20)
+    with pytest.raises(ValueError, match="kernel"):
+        KernelSVC(kernel="nope").fit(X, y)
+    with pytest.raises(ValueError, match="gamma"):
+        KernelSVC(kernel=RBF(1.0), gamma=2.0).fit(X, y)
+
+
+def test_non_convergence_warns_with_the_kkt_gap():
+    X, y = _moons(100)
+    with pytest.warns(ConvergenceWarning, match="KKT gap"):
+        KernelSVC(max_iter=3).fit(X, y)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_primal_matches_liblinear(loss, fit_intercept):
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(400, 20))
+    y = np.where(X[:, :3].sum(1) + 0.5 * rng.normal(size=400) > 0, 1, -1)
+    C = 0.5
+    ours = PrimalSVC(
+        C=C, loss=loss, fit_intercept=fit_intercept, tol=1e-8, max_iter=20000, random_state=0
+    )
+    ours.fit(X, y)
+    ref = LinearSVC(C=C, loss=loss, fit_intercept=fit_intercept, tol=1e-8, max_iter=100000)
+    ref.fit(X, y)
+    Z = np.hstack([X, np.ones((400, 1))]) if fit_intercept else X
+    w_ref = np.r_[ref.coef_[0], ref.intercept_] if fit_intercept else ref.coef_[0]
+    obj_ref = _primal_objective(Z, y.astype(float), np.full(400, C), w_ref, loss)
+    assert ours.objective_[0] == pytest.approx(obj_ref, rel=1e-5)
+    assert np.mean(ours.predict(X) == ref.predict(X)) >= 0.995
+
+
+def test_primal_multiclass_one_vs_rest():
+    X, y = load_iris(return_X_y=True)
+    ours = PrimalSVC(C=1.0).fit(X, y)
+    ref = LinearSVC(C=1.0, tol=1e-8, max_iter=100000).fit(X, y)
+    assert ours.coef_.shape == (3, 4)
+    assert np.mean(ours.predict(X) == ref.predict(X)) >= 0.97
+
+
+def test_hard_margin_on_overlapping_classes_does_not_converge():
+    X, y = _moons(60, noise=0.4, seed=14)
+    with pytest.warns(ConvergenceWarning, match="not separable"):
+        KernelSVC(kernel=Linear(), C=np.inf, max_iter=3000).fit(X, y)
