@@ -419,7 +419,15 @@ def test_reference_smo_step_is_the_best_point_on_its_line():
 def test_reference_svm_solution_satisfies_kkt():
     rng = np.random.default_rng(1)
     X, y, K = check.hw4.toy_problem(rng, n=30)
-    alpha, b = ref.svm_dual_libsvm(K, y, 1.0)
+    alpha, b = ref.svm_dual_solution(K, y, 1.0)
+    from sklearn.svm import SVC
+
+    libsvm = SVC(C=1.0, kernel="precomputed", tol=1e-8).fit(K, y)
+    alpha_libsvm = np.zeros(30)
+    alpha_libsvm[libsvm.support_] = np.abs(libsvm.dual_coef_[0])
+    np.testing.assert_allclose(
+        ref.svm_dual_objective(alpha, K, y), ref.svm_dual_objective(alpha_libsvm, K, y), rtol=1e-7
+    )
     margin = y * (K @ (alpha * y) + b)
     assert np.all(margin[alpha < 1e-8] >= 1 - 1e-4)
     assert np.all(margin[alpha > 1 - 1e-8] <= 1 + 1e-4)

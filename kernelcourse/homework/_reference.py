@@ -2,8 +2,8 @@ r"""Reference answers the self-checks compare against, where the package has no 
 
 Kernels, Gram matrices and the PSD test come from :mod:`kernelcourse.kernels`, random Fourier
 features from :func:`kernelcourse.features.fourier_features`, Hoeffding's bound from
-:mod:`kernelcourse.bounds`; the SVM dual is checked against LIBSVM through scikit-learn. The small
-functions here state the remaining lecture formulas directly (until ``ridge``, ``svm`` and the
+:mod:`kernelcourse.bounds`, the SVM dual solution from :class:`kernelcourse.svm.KernelSVC`. The
+small functions here state the remaining lecture formulas directly (until ``ridge`` and the
 Nyström features land in the package) and are tested in ``tests/test_homework.py``.
 """
 
@@ -18,7 +18,7 @@ __all__ = [
     "kernel_ridge_predict",
     "svm_dual_objective",
     "smo_step",
-    "svm_dual_libsvm",
+    "svm_dual_solution",
     "svm_intercept",
     "nystroem_features",
     "relative_spectral_error",
@@ -69,11 +69,12 @@ def smo_step(alpha, K, y, C, i, j):
     return np.clip(alpha, 0.0, C)
 
 
-def svm_dual_libsvm(K, y, C):
-    """Dual solution (α, b) of LIBSVM on a precomputed Gram matrix, labels in {−1, +1}."""
-    from sklearn.svm import SVC
+def svm_dual_solution(K, y, C):
+    """Dual solution (α, b) of :class:`kernelcourse.svm.KernelSVC` on a precomputed Gram
+    matrix, labels in {−1, +1}, solved to a KKT gap of 1e-8."""
+    from ..svm import KernelSVC
 
-    svc = SVC(C=C, kernel="precomputed", tol=1e-8).fit(K, y)
+    svc = KernelSVC(kernel="precomputed", C=C, tol=1e-8).fit(K, y)
     alpha = np.zeros(len(y))
     alpha[svc.support_] = np.abs(svc.dual_coef_[0])
     return alpha, float(svc.intercept_[0])

@@ -1,7 +1,8 @@
 """Self-checks students run on their own functions: ``check.hw1.q2(my_fn)``.
 
 Each check calls the student's function on fresh random inputs (pass ``seed=`` to repeat a run),
-compares with a reference (:mod:`kernelcourse.kernels`, LIBSVM through scikit-learn, or the
+compares with a reference (:mod:`kernelcourse.kernels`, :mod:`kernelcourse.features`,
+:mod:`kernelcourse.bounds`, :mod:`kernelcourse.svm`, or the
 formulas in :mod:`kernelcourse.homework._reference`), and prints one line per test:
 ``[pass]`` or ``[FAIL]`` with what differed and a hint.
 

@@ -1,4 +1,4 @@
-"""Self-checks for homework 4: the SVM dual and SMO (lecture 003; LIBSVM as the reference)."""
+"""Self-checks for homework 4: the SVM dual and SMO (lecture 003; KernelSVC as the reference)."""
 
 from __future__ import annotations
 
@@ -99,13 +99,13 @@ def q2(student_smo_step, *, seed=None):
 
 
 def q3(student_smo, *, seed=None):
-    """Check ``smo(K, y, C)`` returns the dual optimum α (compared with LIBSVM)."""
+    """Check ``smo(K, y, C)`` returns the dual optimum α (compared with KernelSVC)."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw4.q3", student_smo)
     for C in (0.5, 10.0):
 
         @c.test(
-            f"reaches LIBSVM's dual objective for C = {C} (to 1e-3 relative)",
+            f"reaches the optimal dual objective for C = {C} (to 1e-3 relative)",
             "pick the most violating pair each iteration (largest y_i g_i over I_up, smallest "
             "over I_low), stop when their gap is below tol, and update with your smo_step.",
         )
@@ -115,7 +115,7 @@ def q3(student_smo, *, seed=None):
             assert alpha.shape == (40,), f"expected α of shape (40,), got {alpha.shape}"
             assert alpha.min() >= -1e-9 and alpha.max() <= C + 1e-9, "α left the box [0, C]"
             assert abs(y @ alpha) < 1e-6 * C * 40, f"yᵀα = {y @ alpha:.3g}, should be 0"
-            want = ref.svm_dual_objective(ref.svm_dual_libsvm(K, y, C)[0], K, y)
+            want = ref.svm_dual_objective(ref.svm_dual_solution(K, y, C)[0], K, y)
             got = ref.svm_dual_objective(alpha, K, y)
             close(got, want, rtol=1e-3, atol=0, what="the dual objective at your α")
 
@@ -123,7 +123,7 @@ def q3(student_smo, *, seed=None):
 
 
 def q4(student_intercept, *, seed=None):
-    """Check ``intercept(alpha, K, y, C)`` against LIBSVM's b at LIBSVM's α."""
+    """Check ``intercept(alpha, K, y, C)`` against KernelSVC's b at its optimal α."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw4.q4", student_intercept)
 
@@ -134,7 +134,7 @@ def q4(student_intercept, *, seed=None):
     )
     def _():
         X, y, K = toy_problem(rng, n=40)
-        alpha, b = ref.svm_dual_libsvm(K, y, 1.0)
+        alpha, b = ref.svm_dual_solution(K, y, 1.0)
         close(float(student_intercept(alpha, K, y, 1.0)), b, rtol=0, atol=1e-4, what="b")
 
     c.finish()
