@@ -19,6 +19,7 @@ export OMP_NUM_THREADS ?= 2
 export MPLBACKEND := Agg
 
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+         -p tests.nbval_plugin \
          --nbval-cell-timeout=600
 
 .PHONY: help setup book book-test chromium test unit nbval notebooks homework lab bench lint clean

@@ -16,6 +16,7 @@ __all__ = [
     "hoeffding_features",
     "uniform_bound",
     "features_needed",
+    "uniform_deviation",
 ]
 
 
@@ -133,3 +134,22 @@ def features_needed(eps, delta, d, diameter, sigma_p):
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
     log_term = math.log((16.0 * sigma_p * diameter / eps) ** 2 / delta)
     return max(1, math.ceil(4.0 * (d + 2) / eps**2 * log_term))
+
+
+def uniform_deviation(D, delta, d, diameter, sigma_p):
+    """The ε at which :func:`uniform_bound` equals δ for a given D (found by bisection on
+    log ε; the bound decreases in ε): with probability at least 1 − δ the sup error over the
+    compact set is below this ε."""
+    D, delta = _check_count(D), _check_probability(delta)
+    d = _check_count(d, "d")
+    diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
+    lo, hi = 1e-12, 1e12
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if uniform_bound(D, mid, d, diameter, sigma_p) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo < 1 + 1e-12:
+            break
+    return hi

@@ -237,9 +237,23 @@ class RBF(Kernel):
         return {"gamma": self.gamma}
 
     def _gram(self, X, Y):
-        K = squared_distances(X, Y)
-        K *= -self.gamma
-        return np.exp(K, out=K)
+        # The exponent −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖² comes out of one matrix product of
+        # augmented rows [x, 1, γ‖x‖²] and [2γ y, −γ‖y‖², −1]: no separate passes over the
+        # n × m block to add the norms and scale, which matters when memory is the bottleneck.
+        g = self.gamma
+        h = g * np.einsum("ij,ij->i", X, X)
+        left = np.hstack([X, np.ones((len(X), 1), X.dtype), h[:, None]])
+        if Y is None:
+            hy, Z = h, X
+        else:
+            hy, Z = g * np.einsum("ij,ij->i", Y, Y), Y
+        right = np.hstack([(2.0 * g) * Z, -hy[:, None], -np.ones((len(Z), 1), Z.dtype)])
+        E = left @ right.T
+        np.minimum(E, 0, out=E)  # round-off can make a squared distance slightly negative
+        if Y is None:
+            _copy_upper_to_lower(E)
+            np.fill_diagonal(E, 0)
+        return np.exp(E, out=E)
 
     def _diag(self, X):
         return np.ones(len(X), dtype=X.dtype)

@@ -154,13 +154,10 @@ class SpectralMeasure:
     def _orthogonal(self, n, d, rng):
         # Yu et al. (2016): rows of a Haar-random orthogonal matrix, rescaled by norms that
         # have the law of ‖ω‖ under p, so every row is still marginally distributed as p.
-        blocks = []
-        for _ in range(-(-n // d)):
-            G = rng.normal(size=(d, d))
-            Q, R = np.linalg.qr(G)
-            Q *= np.sign(np.diag(R))  # makes Q Haar distributed
-            blocks.append(Q.T)
-        directions = np.vstack(blocks)[:n]
+        G = rng.normal(size=(-(-n // d), d, d))
+        Q, R = np.linalg.qr(G)  # batched over the blocks
+        Q *= np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]  # makes each Q Haar
+        directions = np.swapaxes(Q, 1, 2).reshape(-1, d)[:n]
         norms = np.linalg.norm(self._mc(n, d, rng), axis=1)
         return directions * norms[:, None]
 

@@ -37,7 +37,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .kernels import KERNEL_NAMES, RBF, Kernel, resolve_kernel
+from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
 __all__ = ["KernelSVC", "PrimalSVC", "smo_solve", "SMOResult"]
 
@@ -257,22 +257,7 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
 
 
 def _gram_matrix(kernel, X):
-    """The full Gram matrix K(X, X) in float64.
-
-    For the RBF kernel the exponent 2γ x_iᵀx_j − γ‖x_i‖² − γ‖x_j‖² is one matrix product of
-    the augmented rows [x_i, 1, γ‖x_i‖²] and [2γ x_j, −γ‖x_j‖², −1], followed by one in-place
-    exp: two passes over the n × n result instead of five (memory traffic, not arithmetic, is
-    what costs here). Round-off can leave an exponent of order 1e-15 above 0; K is then
-    symmetric and ≤ 1 up to round-off only, which SMO does not mind.
-    """
-    if type(kernel) is RBF:
-        g = kernel.gamma
-        h = g * np.einsum("ij,ij->i", X, X)
-        ones = np.ones((len(X), 1))
-        left = np.hstack([X, ones, h[:, None]])
-        right = np.hstack([(2.0 * g) * X, -h[:, None], -ones])
-        K = left @ right.T
-        return np.exp(K, out=K)
+    """The full Gram matrix K(X, X) in float64 (the kernel object builds it with one product)."""
     return np.asarray(kernel(X), dtype=np.float64)
 
 

@@ -190,7 +190,7 @@ _ODD_N_COMPONENTS = "the check sets n_components=1, odd, which map='cossin' reje
         RandomFourierFeatures(map="complex"),
         RandomFourierFeatures(kernel="laplacian", sampling="qmc"),
         RandomFourierFeatures(kernel="matern", sampling="orthogonal"),
-        RandomFourierFeatures(sampling="leverage", n_components=20),
+        RandomFourierFeatures(sampling="leverage", n_components=10, pool_factor=2),
         RandomFourierFeatures(map="cossin", n_components=20),
     ],
     expected_failed_checks=lambda est: (

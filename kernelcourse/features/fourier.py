@@ -187,7 +187,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         "map": [StrOptions(set(MAPS))],
         "sampling": [StrOptions(set(SAMPLINGS))],
         "random_state": ["random_state"],
-        "dtype": [None, "array-like", type],
+        "dtype": [None, type, np.dtype],
         "kernel_params": [dict, None],
         "ridge": [Interval(numbers.Real, 0, None, closed="neither")],
         "pool_factor": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -1,0 +1,340 @@
+r"""Random kitchen sinks: random bases ψ(x; w) and linear fits on them (lecture 002).
+
+Pick a parametric family :math:`\psi(x; w)`, a distribution ρ over w and an integer q; draw
+:math:`W_1, \dots, W_q \sim \rho` and fit a linear model on the features
+:math:`(\psi(x; W_1), \dots, \psi(x; W_q))` (Rahimi & Recht 2008). The families here:
+
+* ``"cosine"``: :math:`\cos(w^T x + b)`, :math:`w \sim N(0, \sigma^2 I)`,
+  :math:`b \sim U(-\pi, \pi)`; :math:`\mathbf E[\psi(x)\psi(y)] = \tfrac12 e^{-\sigma^2
+  \|x - y\|^2 / 2}` (Bochner, lecture 002);
+* ``"bump"``: :math:`1\{\|x - w\| \le h\}`, centres w uniform on the training data's bounding
+  box widened by h;
+* ``"arccos"`` (``"relu"`` for order 1): :math:`\sqrt2\,\Theta(w^T x)\,(w^T x)^n`,
+  :math:`w \sim N(0, I)`, whose mean product is the arc-cosine kernel of Cho & Saul (2009),
+  :class:`ArcCosine` — the general :math:`K(x, y) = \int \varphi(\omega, x)\varphi(\omega, y)
+  \, d\mu(\omega)` of lecture 001 with a closed form to compare against;
+* any callable ``basis(X, W)`` with a ``sampler(q, X, rng)`` for the parameters.
+
+:func:`fit_box_constrained` solves the constrained ERM of lecture 002,
+:math:`\min_{|\beta_i| \le C/q} \frac1n \sum_i L(y_i, \beta^T\psi(x_i))`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
+
+from .._validation import as_float_matrix, check_positive
+from ..kernels import Kernel
+
+__all__ = ["ArcCosine", "RandomKitchenSinks", "fit_box_constrained", "BASES"]
+
+BASES = ("cosine", "bump", "arccos", "relu")
+
+
+class ArcCosine(Kernel):
+    r"""Arc-cosine kernel of order n (Cho & Saul 2009).
+
+    .. math:: K_n(x, y) = \frac1\pi \|x\|^n \|y\|^n J_n(\theta), \qquad
+              \theta = \arccos\frac{x^T y}{\|x\|\|y\|},
+
+    with :math:`J_0 = \pi - \theta`, :math:`J_1 = \sin\theta + (\pi - \theta)\cos\theta`,
+    :math:`J_2 = 3\sin\theta\cos\theta + (\pi - \theta)(1 + 2\cos^2\theta)`. It equals
+    :math:`2\,\mathbf E_{w \sim N(0, I)}[\Theta(w^Tx)\Theta(w^Ty)(w^Tx)^n(w^Ty)^n]`: an infinite
+    network of step (n = 0), ReLU (n = 1) or squared-ReLU (n = 2) units.
+
+    Parameters
+    ----------
+    order : {0, 1, 2}
+    """
+
+    def __init__(self, order=1):
+        if isinstance(order, bool) or order not in (0, 1, 2):
+            raise ValueError(f"order must be 0, 1 or 2, got {order!r}.")
+        self.order = int(order)
+
+    def _params(self):
+        return {"order": self.order}
+
+    def _gram(self, X, Y):
+        symmetric = Y is None
+        Y = X if Y is None else Y
+        nx = np.linalg.norm(X, axis=1)
+        ny = np.linalg.norm(Y, axis=1)
+        denom = np.outer(nx, ny)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cos = np.where(denom > 0, (X @ Y.T) / denom, 1.0)
+        cos = np.clip(cos, -1.0, 1.0)
+        if symmetric:
+            np.fill_diagonal(cos, 1.0)  # θ(x, x) = 0 exactly, whatever the round-off
+        theta = np.arccos(cos)
+        sin = np.sqrt(1.0 - cos**2)
+        if self.order == 0:
+            J = math.pi - theta
+        elif self.order == 1:
+            J = sin + (math.pi - theta) * cos
+        else:
+            J = 3 * sin * cos + (math.pi - theta) * (1 + 2 * cos**2)
+        return (denom**self.order * J / math.pi).astype(X.dtype, copy=False)
+
+    def _diag(self, X):
+        sq = np.einsum("ij,ij->i", X, X)
+        # θ = 0 gives J_0 = J_1 = π and J_2 = 3π, so K(x, x) = c_n ‖x‖^{2n}.
+        c = {0: 1.0, 1: 1.0, 2: 3.0}[self.order]
+        return c * sq**self.order
+
+
+class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""Random features :math:`(\psi(x; W_1), \dots, \psi(x; W_q))`, :math:`W_j \sim \rho`
+    (lecture 002, "random kitchen sinks").
+
+    The output is the raw basis, as in the lecture; divide inner products by q to estimate
+    the kernel :math:`\mathbf E_w[\psi(x; w)\psi(y; w)]` (:meth:`approximate_kernel`).
+
+    Parameters
+    ----------
+    basis : {"cosine", "bump", "arccos", "relu"} or callable, default="cosine"
+        The family ψ(x; w); a callable ``basis(X, W) -> (n, q) array`` needs ``sampler``.
+    n_components : int >= 1, default=100
+        Number q of random basis functions.
+    scale : float > 0, default=1.0
+        σ, the standard deviation of w for ``"cosine"``.
+    bandwidth : float > 0, default=1.0
+        Radius h of the bumps.
+    order : {0, 1, 2}, default=1
+        Order n of the arc-cosine features (``"relu"`` forces 1).
+    sampler : callable or None, default=None
+        ``sampler(q, X, rng) -> W`` drawing the parameters of a callable basis (it may look
+        at the training data X, as the bump sampler does).
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    weights_ : ndarray
+        The drawn parameters: rows :math:`W_j` (frequencies, bump centres or ReLU weights).
+    offset_ : ndarray of shape (q,) or None
+        Phases b for ``"cosine"``.
+    n_features_in_ : int
+
+    References
+    ----------
+    Rahimi & Recht (2008), "Weighted sums of random kitchen sinks"; Cho & Saul (2009),
+    "Kernel methods for deep learning"; lecture 002.
+    """
+
+    _parameter_constraints: dict = {
+        "basis": [StrOptions(set(BASES)), callable],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "bandwidth": [Interval(numbers.Real, 0, None, closed="neither")],
+        "order": [Interval(numbers.Integral, 0, 2, closed="both")],
+        "sampler": [callable, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        basis="cosine",
+        n_components=100,
+        scale=1.0,
+        bandwidth=1.0,
+        order=1,
+        sampler=None,
+        random_state=None,
+    ):
+        self.basis = basis
+        self.n_components = n_components
+        self.scale = scale
+        self.bandwidth = bandwidth
+        self.order = order
+        self.sampler = sampler
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Draw :math:`W_1, \\dots, W_q` from ρ.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        rng = check_random_state(self.random_state)
+        q, d = self.n_components, X.shape[1]
+        self.offset_ = None
+        if callable(self.basis):
+            if self.sampler is None:
+                raise ValueError(
+                    "a callable basis needs sampler(q, X, rng) to draw its parameters."
+                )
+            self.weights_ = np.asarray(self.sampler(q, X, rng))
+            if len(self.weights_) != q:
+                raise ValueError(f"sampler returned {len(self.weights_)} parameters, expected {q}.")
+        elif self.basis == "cosine":
+            self.weights_ = self.scale * rng.normal(size=(q, d))
+            self.offset_ = rng.uniform(-math.pi, math.pi, size=q)
+        elif self.basis == "bump":
+            h = self.bandwidth
+            lo, hi = X.min(axis=0) - h, X.max(axis=0) + h
+            self.weights_ = rng.uniform(lo, hi, size=(q, d))
+        else:
+            self.weights_ = rng.normal(size=(q, d))
+        self._n_features_out = q
+        return self
+
+    @property
+    def _order(self):
+        return 1 if self.basis == "relu" else int(self.order)
+
+    def transform(self, X):
+        """ψ(X), shape (n_samples, q), in the dtype of X (float32 kept).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Psi : ndarray of shape (n_samples, n_components)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        if callable(self.basis):
+            Psi = np.asarray(self.basis(X, self.weights_), dtype=X.dtype)
+            if Psi.shape != (len(X), self.n_components):
+                raise ValueError(
+                    f"basis returned shape {Psi.shape}, expected {(len(X), self.n_components)}."
+                )
+            return Psi
+        W = self.weights_.astype(X.dtype)
+        if self.basis == "cosine":
+            Psi = X @ W.T
+            Psi += self.offset_.astype(X.dtype)
+            return np.cos(Psi, out=Psi)
+        if self.basis == "bump":
+            sq = (
+                np.einsum("ij,ij->i", X, X)[:, None]
+                - 2 * X @ W.T
+                + np.einsum("ij,ij->i", W, W)[None, :]
+            )
+            return (sq <= self.bandwidth**2).astype(X.dtype)
+        P = X @ W.T
+        n = self._order
+        Psi = np.where(P > 0, P**n if n else 1.0, 0.0)
+        return (math.sqrt(2.0) * Psi).astype(X.dtype, copy=False)
+
+    def approximate_kernel(self, X, Y=None):
+        r""":math:`\frac1q \sum_j \psi(x; W_j)\psi(y; W_j)`, the Monte Carlo estimate of
+        :math:`\mathbf E_w[\psi(x; w)\psi(y; w)]` (for ``"arccos"`` the arc-cosine kernel,
+        for ``"cosine"`` half the Gaussian kernel :math:`e^{-\sigma^2\|x-y\|^2/2}`)."""
+        A = self.transform(X)
+        B = A if Y is None else self.transform(Y)
+        return A @ B.T / self.n_components
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+def _log1pexp(z):
+    return np.logaddexp(0.0, z)
+
+
+def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6, max_iter=2000):
+    r"""Constrained ERM over linear models on random features (lecture 002):
+
+    .. math:: \hat\beta = \arg\min_{\max_i |\beta_i| \le C/q}
+              \frac1n \sum_{i=1}^n L(y_i, \beta^T \psi(x_i) + \beta_0),
+
+    solved by L-BFGS-B with box bounds (the intercept :math:`\beta_0` is free).
+
+    Parameters
+    ----------
+    Psi : array of shape (n, q)
+        Random features ψ(x_i).
+    y : array of shape (n,)
+        Labels in {0, 1} or {−1, +1} for ``"logistic"``; real targets for ``"squared"``.
+    C : float > 0
+        Bound on q·max|βᵢ|; ``numpy.inf`` removes the constraint.
+    loss : {"logistic", "squared"}
+    intercept : bool
+    tol : float > 0
+        Tolerance on the projected gradient of L-BFGS-B.
+    max_iter : int >= 1
+        Iteration limit; a warning names the final gradient if it is reached.
+
+    Returns
+    -------
+    beta : ndarray of shape (q,)
+    beta0 : float
+    """
+    Psi = as_float_matrix(Psi, "Psi", allow_float32=False)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if len(y) != len(Psi):
+        raise ValueError(f"y has {len(y)} entries but Psi has {len(Psi)} rows.")
+    if not (isinstance(C, numbers.Real) and C > 0):
+        raise ValueError(f"C must be a number > 0 (numpy.inf for no constraint), got {C!r}.")
+    tol = check_positive(tol, "tol")
+    n, q = Psi.shape
+    if loss == "logistic":
+        labels = np.unique(y)
+        if not set(labels) <= {0.0, 1.0} and not set(labels) <= {-1.0, 1.0}:
+            raise ValueError(f"logistic loss needs labels in {{0, 1}} or {{-1, 1}}, got {labels}.")
+        s = np.where(y > 0, 1.0, -1.0)
+    elif loss != "squared":
+        raise ValueError(f"loss must be 'logistic' or 'squared', got {loss!r}.")
+
+    def objective(theta):
+        beta, b0 = theta[:q], (theta[q] if intercept else 0.0)
+        f = Psi @ beta + b0
+        if loss == "logistic":
+            m = s * f
+            value = _log1pexp(-m).mean()
+            g = -s * np.exp(-_log1pexp(m)) / n  # d/df log(1 + e^{-sf}) = −s σ(−sf)
+        else:
+            r = f - y
+            value = 0.5 * np.mean(r**2)
+            g = r / n
+        grad = np.empty_like(theta)
+        grad[:q] = Psi.T @ g
+        if intercept:
+            grad[q] = g.sum()
+        return value, grad
+
+    bound = C / q
+    bounds = [(-bound, bound)] * q + ([(None, None)] if intercept else [])
+    bounds = [(None if lo == -np.inf else lo, None if hi == np.inf else hi) for lo, hi in bounds]
+    theta0 = np.zeros(q + int(intercept))
+    # Hundreds of cheap matrix-vector products: BLAS threads only add synchronisation cost.
+    with threadpool_limits(limits=1, user_api="blas"):
+        res = minimize(
+            objective,
+            theta0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-12},
+        )
+    if not res.success and res.nit >= max_iter:
+        warnings.warn(
+            f"fit_box_constrained stopped after max_iter={max_iter} iterations with projected "
+            f"gradient norm {np.abs(res.jac).max():.3g} > tol={tol:g}; raise max_iter.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return res.x[:q], float(res.x[q]) if intercept else 0.0

@@ -1,0 +1,407 @@
+r"""Ridge regression in the primal, kernel ridge regression in the dual, and ridge on features.
+
+Lecture 001 derives ridge regression as the MAP estimate of the weights under the likelihood
+:math:`\mathbf y \sim \mathcal N(\mathbf X \mathbf w, \sigma^2 \mathbf I)` and the prior
+:math:`\mathbf w \sim \mathcal N(0, \lambda^{-1} \mathbf I)`; with σ² absorbed into λ,
+
+.. math:: \mathbf w = (\lambda \mathbf I_d + \mathbf X^T \mathbf X)^{-1} \mathbf X^T \mathbf y,
+
+a d × d solve costing :math:`O(d^3 + d^2 n)` (:class:`RidgeRegression`, :class:`FeatureRidge`
+on features Φ). The push-through identity
+:math:`(\lambda \mathbf I_D + \mathbf\Phi^T \mathbf\Phi)^{-1} \mathbf\Phi^T
+= \mathbf\Phi^T (\lambda \mathbf I_n + \mathbf\Phi \mathbf\Phi^T)^{-1}` turns it into the dual
+
+.. math:: \alpha = (\mathbf K + \lambda \mathbf I_n)^{-1} \mathbf y, \qquad
+          f(x) = \sum_i \alpha_i K(x_i, x),
+
+an n × n solve costing :math:`O(n^3)` that only needs the kernel (:class:`KernelRidge`;
+lecture 002 writes the same solution as the minimizer of the penalized empirical risk).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
+from .rkhs import RKHSFunction
+
+__all__ = ["RidgeRegression", "KernelRidge", "FeatureRidge", "solve_regularized_psd"]
+
+# Below this size a threaded Cholesky gains little, and on a busy machine its threads can wait
+# on each other for far longer than the factorization takes; factor with one BLAS thread.
+_SINGLE_THREAD_MAX_N = 512
+_blas_controller = None
+
+
+def _single_blas_thread():
+    global _blas_controller
+    if _blas_controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController()
+    return _blas_controller.limit(limits=1, user_api="blas")
+
+
+def _cho_factor(M):
+    if M.shape[0] <= _SINGLE_THREAD_MAX_N:
+        with _single_blas_thread():
+            return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+    return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
+
+
+def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
+    r"""Solve :math:`(\mathbf A + \lambda \mathbf I) x = b` for symmetric PSD A by Cholesky.
+
+    With ``overwrite_a=True`` the factorization happens in A's own memory (A is destroyed), so
+    no second n × n array is allocated. When :math:`\mathbf A + \lambda \mathbf I` is not
+    numerically positive definite (λ = 0 and A singular, or A not PSD) it warns with the
+    smallest eigenvalue and condition number and returns the least-squares solution instead.
+
+    Parameters
+    ----------
+    A : array of shape (n, n)
+    b : array of shape (n,) or (n, k)
+    lam : float >= 0
+        The ridge λ added to the diagonal.
+    overwrite_a : bool
+        Factor in place.
+    name : str
+        Name of A in the warning.
+    """
+    n = A.shape[0]
+    backup = None if overwrite_a else A
+    M = A if overwrite_a else A.copy()
+    M.flat[:: n + 1] += lam
+    if M.flags.c_contiguous and not M.flags.f_contiguous:
+        # LAPACK wants column-major memory; the transpose of a symmetric matrix is the same
+        # matrix, so hand over the column-major view instead of letting scipy copy.
+        M = M.T
+    try:
+        factor = _cho_factor(M)
+        return linalg.cho_solve(factor, b, overwrite_b=False, check_finite=False)
+    except linalg.LinAlgError:
+        pass
+    if backup is None:
+        raise linalg.LinAlgError(
+            f"{name} + λI is not positive definite and was overwritten; refit with "
+            "overwrite_a=False to use the least-squares fallback."
+        ) from None
+    M = backup.astype(np.float64, copy=True)
+    M.flat[:: n + 1] += lam
+    eigvals = linalg.eigvalsh(M, check_finite=False)
+    top = float(np.abs(eigvals).max())
+    low = float(eigvals[0])
+    cond = np.inf if low <= 0 else top / low
+    warnings.warn(
+        f"{name} + λI is not numerically positive definite (smallest eigenvalue {low:.3g}, "
+        f"largest {top:.3g}, condition number {cond:.3g}); Cholesky failed, so the "
+        "least-squares solution is used. Increase lam or check the kernel.",
+        linalg.LinAlgWarning,
+        stacklevel=3,
+    )
+    sol = linalg.lstsq(M, b, check_finite=False)[0]
+    return sol.astype(A.dtype, copy=False)
+
+
+class RidgeRegression(RegressorMixin, BaseEstimator):
+    r"""Primal ridge regression, the MAP estimate of lecture 001.
+
+    .. math:: \mathbf w = (\lambda \mathbf I_d + \mathbf X^T \mathbf X)^{-1} \mathbf X^T \mathbf y
+
+    solved by Cholesky on the d × d matrix: :math:`O(d^2 n)` to form
+    :math:`\mathbf X^T \mathbf X`, :math:`O(d^3)` to factor it.
+
+    Intercept handling: with ``fit_intercept=True`` the columns of X and y are centered before
+    the solve and the intercept :math:`b = \bar y - \bar x^T \mathbf w` is not penalized (the
+    Gaussian prior is on w only), exactly as scikit-learn's ``Ridge(alpha=λ)`` does. With
+    ``fit_intercept=False`` the model is :math:`f(x) = \mathbf w^T x` as in the lecture.
+
+    Parameters
+    ----------
+    lam : float >= 0, default=1.0
+        The ridge λ (the lecture's :math:`\lambda\sigma^2`); scikit-learn calls it ``alpha``.
+    fit_intercept : bool, default=True
+        Whether to fit an unpenalized intercept.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+        The weights w.
+    intercept_ : float or ndarray of shape (n_targets,)
+        The intercept b (0 when ``fit_intercept=False``).
+    n_features_in_ : int
+
+    References
+    ----------
+    Lecture 001 (ridge regression as MAP); Hoerl and Kennard (1970).
+    """
+
+    _parameter_constraints = {
+        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(self, lam=1.0, *, fit_intercept=True):
+        self.lam = lam
+        self.fit_intercept = fit_intercept
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit w (and b) on the training data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        """
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if self.fit_intercept:
+            x_mean, y_mean = X.mean(axis=0), y.mean(axis=0)
+            Xc, yc = X - x_mean, y - y_mean
+        else:
+            x_mean, y_mean = np.zeros(X.shape[1]), np.zeros(y.shape[1:])
+            Xc, yc = X, y
+        G = Xc.T @ Xc
+        w = solve_regularized_psd(G, Xc.T @ yc, float(self.lam), overwrite_a=False, name="XᵀX")
+        self.coef_ = w.T
+        self.intercept_ = y_mean - x_mean @ w
+        if y.ndim == 1:
+            self.intercept_ = float(self.intercept_)
+        return self
+
+    def predict(self, X):
+        """Predict :math:`\\mathbf X \\mathbf w + b`."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_.T + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class KernelRidge(RegressorMixin, BaseEstimator):
+    r"""Kernel ridge regression solved in the dual (lectures 001 and 002).
+
+    .. math:: \alpha = (\mathbf K + \lambda \mathbf I_n)^{-1} \mathbf y, \qquad
+              \hat f(x) = \sum_{i=1}^n \alpha_i K(x_i, x).
+
+    The Gram matrix is built with one matrix product (:mod:`kernelcourse.kernels`) and factored
+    by Cholesky in its own memory, so a fit holds a single n × n array. If
+    :math:`\mathbf K + \lambda \mathbf I` is numerically not positive definite the fit warns with
+    its smallest eigenvalue and condition number and falls back to least squares. No intercept
+    is fitted, as in scikit-learn's ``KernelRidge``; center y first if needed.
+
+    Parameters
+    ----------
+    kernel : str or Kernel, default="rbf"
+        A name from :data:`kernelcourse.kernels.KERNEL_NAMES` or any kernel object (sums,
+        products, scaled kernels, ...).
+    gamma : float > 0 or None, default=None
+        γ of a named "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features, as
+        in scikit-learn. Must stay None when ``kernel`` is an object.
+    lam : float >= 0, default=1.0
+        The ridge λ. scikit-learn's ``KernelRidge(alpha=λ)`` is the same model.
+    kernel_params : dict or None, default=None
+        Further parameters of a named kernel (``degree``, ``coef0``, ``nu``, ``length_scale``,
+        ``A``), passed to :func:`kernelcourse.kernels.resolve_kernel`.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the Gram matrix and its factorization. float32 halves the memory and
+        roughly halves the time of the :math:`O(n^3)` factorization, at about 1e-7 relative
+        round-off per entry (use it with a λ that keeps K + λI well conditioned). Predictions
+        are always computed in float64.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        The dual coefficients α.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training inputs :math:`x_i` (the centers of :math:`\hat f`).
+    kernel_ : Kernel
+        The resolved kernel.
+    n_features_in_ : int
+
+    References
+    ----------
+    Lecture 001 (push-through identity), lecture 002 (kernel machines, Rademacher bound);
+    Saunders, Gammerman and Vovk (1998), "Ridge regression learning algorithm in dual
+    variables".
+    """
+
+    _parameter_constraints = {
+        "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "kernel_params": [dict, None],
+        "dtype": [StrOptions({"float64", "float32"})],
+    }
+
+    def __init__(self, kernel="rbf", *, gamma=None, lam=1.0, kernel_params=None, dtype="float64"):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.lam = lam
+        self.kernel_params = kernel_params
+        self.dtype = dtype
+
+    def _resolve(self, n_features):
+        return resolve_kernel(
+            self.kernel, gamma=self.gamma, n_features=n_features, **(self.kernel_params or {})
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Compute α = (K + λI)⁻¹ y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        """
+        dtype = np.dtype(self.dtype)
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
+        self.kernel_ = self._resolve(X.shape[1])
+        y = np.asarray(y, dtype=dtype)
+        K = self.kernel_(X)
+        if K.dtype != dtype:
+            K = K.astype(dtype)
+        # Only the kernel object path can return a non-owned or read-only array; copy then.
+        overwrite = K.flags.writeable and K.flags.owndata
+        try:
+            self.dual_coef_ = solve_regularized_psd(
+                K, y, float(self.lam), overwrite_a=overwrite, name="K"
+            )
+        except linalg.LinAlgError:
+            # The in-place factorization destroyed K; rebuild it for the warned fallback.
+            self.dual_coef_ = solve_regularized_psd(
+                self.kernel_(X).astype(dtype, copy=False), y, float(self.lam), name="K"
+            )
+        self.X_fit_ = X
+        return self
+
+    def predict(self, X):
+        r"""Predict :math:`\hat f(x) = \sum_i \alpha_i K(x_i, x)` for every row of X."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        # The O(n³) solve may run in float32, but K(X, X_fit) α costs only O(m n d) and is
+        # evaluated in float64 so predictions do not depend on how X is split into batches.
+        X_fit = self.X_fit_.astype(np.float64, copy=False)
+        return self.kernel_(X, X_fit) @ self.dual_coef_.astype(np.float64, copy=False)
+
+    @property
+    def rkhs_function_(self):
+        r"""The fitted :math:`\hat f = \sum_i \alpha_i K(x_i, \cdot)` as an
+        :class:`~kernelcourse.rkhs.RKHSFunction`, so that ``.norm()`` is
+        :math:`\|\hat f\|_{\mathcal H} = \sqrt{\alpha^T \mathbf K \alpha}` (lecture 002)."""
+        check_is_fitted(self)
+        return RKHSFunction(self.kernel_, self.X_fit_, self.dual_coef_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class _KernelFeatures:
+    """A kernel's explicit feature map used as a fitted transformer."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def transform(self, X):
+        return self.kernel.feature_map(X)
+
+
+class FeatureRidge(RegressorMixin, BaseEstimator):
+    r"""Ridge regression on features :math:`\phi(x)`: the primal side of lecture 001.
+
+    .. math:: \mathbf w = (\lambda \mathbf I_D + \mathbf\Phi^T \mathbf\Phi)^{-1}
+              \mathbf\Phi^T \mathbf y, \qquad \hat f(x) = \mathbf w^T \phi(x),
+
+    a D × D solve. When the features are exact, :math:`\mathbf\Phi \mathbf\Phi^T = \mathbf K`,
+    the push-through identity makes this the same predictor as
+    ``KernelRidge(kernel=k, lam=λ)``; with random features (Fourier, Nyström) it is their
+    approximation.
+
+    Parameters
+    ----------
+    transformer : Kernel, scikit-learn transformer or None, default=None
+        Where φ comes from: a kernel with a finite feature map (``Linear``, ``Polynomial``,
+        their sums and products) uses :meth:`~kernelcourse.kernels.Kernel.feature_map`; a
+        transformer (e.g. ``kernelcourse.features.RandomFourierFeatures``) is cloned and fitted
+        on X; None means φ(x) = x.
+    lam : float >= 0, default=1.0
+        The ridge λ.
+    fit_intercept : bool, default=False
+        Fit an unpenalized intercept on the features (False matches ``KernelRidge``).
+
+    Attributes
+    ----------
+    transformer_ : object
+        The fitted feature map.
+    ridge_ : RidgeRegression
+        The primal ridge fitted on Φ.
+    coef_ : ndarray of shape (D,) or (n_targets, D)
+        The weights w in feature space.
+    n_features_in_ : int
+
+    References
+    ----------
+    Lecture 001 (the push-through identity); Rahimi and Recht (2007) for random features.
+    """
+
+    _parameter_constraints = {
+        "transformer": [Kernel, HasMethods(["fit", "transform"]), None],
+        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(self, transformer=None, *, lam=1.0, fit_intercept=False):
+        self.transformer = transformer
+        self.lam = lam
+        self.fit_intercept = fit_intercept
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Fit the feature map on X, then ridge on Φ(X)."""
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
+        if self.transformer is None:
+            self.transformer_ = None
+        elif isinstance(self.transformer, Kernel):
+            if not self.transformer.has_finite_features:
+                raise ValueError(
+                    f"transformer {self.transformer!r} has no finite feature map; use "
+                    "KernelRidge for it, or random features / Nystroem as the transformer."
+                )
+            self.transformer_ = _KernelFeatures(self.transformer)
+        else:
+            self.transformer_ = clone(self.transformer).fit(X, y)
+        Phi = self._features(X)
+        self.ridge_ = RidgeRegression(lam=self.lam, fit_intercept=self.fit_intercept).fit(Phi, y)
+        self.coef_ = self.ridge_.coef_
+        self.intercept_ = self.ridge_.intercept_
+        return self
+
+    def _features(self, X):
+        if self.transformer_ is None:
+            return X
+        return np.asarray(self.transformer_.transform(X), dtype=np.float64)
+
+    def predict(self, X):
+        r"""Predict :math:`\mathbf w^T \phi(x) (+ b)`."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.ridge_.predict(self._features(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags

@@ -1,0 +1,86 @@
+"""Hoeffding and Rahimi–Recht bounds: values, inverses, monotonicity and validation."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kernelcourse.bounds import (
+    features_needed,
+    hoeffding_bound,
+    hoeffding_deviation,
+    hoeffding_features,
+    rademacher_bound,
+    uniform_bound,
+    uniform_deviation,
+)
+
+
+def test_hoeffding_values():
+    assert hoeffding_bound(800, 0.1) == pytest.approx(2 * math.exp(-1.0))
+    assert hoeffding_deviation(800, 2 * math.exp(-1.0)) == pytest.approx(0.1)
+
+
+@given(
+    a=st.floats(min_value=1e-3, max_value=2.0),
+    delta=st.floats(min_value=1e-9, max_value=0.99),
+)
+def test_hoeffding_inverse_is_the_smallest_d(a, delta):
+    D = hoeffding_features(a, delta)
+    assert hoeffding_bound(D, a) <= delta * (1 + 1e-12)
+    if D > 1:
+        assert hoeffding_bound(D - 1, a) > delta
+
+
+@given(
+    eps=st.floats(min_value=1e-2, max_value=1.0),
+    delta=st.floats(min_value=1e-6, max_value=0.5),
+    d=st.integers(min_value=1, max_value=100),
+    diameter=st.floats(min_value=0.1, max_value=100.0),
+    sigma=st.floats(min_value=0.1, max_value=100.0),
+)
+def test_features_needed_inverts_the_uniform_bound(eps, delta, d, diameter, sigma):
+    D = features_needed(eps, delta, d, diameter, sigma)
+    assert uniform_bound(D, eps, d, diameter, sigma) <= delta * (1 + 1e-9)
+    if D > 1:
+        assert uniform_bound(D - 1, eps, d, diameter, sigma) > delta
+
+
+def test_uniform_bound_lecture_form_and_growth_in_d():
+    D, eps, d, diam, sig = 10_000, 0.2, 5, 2.0, 3.0
+    expected = (2**4 * sig * diam / eps) ** 2 * math.exp(-D * eps**2 / (4 * (d + 2)))
+    assert uniform_bound(D, eps, d, diam, sig) == pytest.approx(expected)
+    Ds = [features_needed(0.1, 0.01, d, 1.0, 1.0) for d in (1, 10, 100)]
+    assert Ds[0] < Ds[1] < Ds[2]
+    # D grows linearly in d for fixed ε (the (d + 2) factor), up to rounding.
+    assert Ds[2] / Ds[1] == pytest.approx(102 / 12, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: hoeffding_bound(0, 0.1), "D"),
+        (lambda: hoeffding_bound(10, 0.0), "a"),
+        (lambda: hoeffding_deviation(10, 1.5), "delta"),
+        (lambda: hoeffding_features(0.1, 0.0), "delta"),
+        (lambda: uniform_bound(10, 0.1, 2, -1.0, 1.0), "diameter"),
+        (lambda: features_needed(0.1, 0.1, 2, 1.0, math.inf), "sigma_p"),
+        (lambda: features_needed(0.1, 0.1, 0, 1.0, 1.0), "d"),
+        (lambda: hoeffding_bound(np.nan, 0.1), "D"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_rademacher_bound_still_there():
+    assert rademacher_bound(np.eye(4), 2.0) == pytest.approx(1.0)
+
+
+def test_uniform_deviation_inverts_the_bound():
+    eps = uniform_deviation(5000, 0.05, 3, 2.0, 1.5)
+    assert uniform_bound(5000, eps, 3, 2.0, 1.5) == pytest.approx(0.05, rel=1e-6)
+    assert features_needed(eps * 1.01, 0.05, 3, 2.0, 1.5) <= 5000

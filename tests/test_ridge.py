@@ -1,0 +1,224 @@
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.linalg import LinAlgWarning
+from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kernelcourse.kernels import RBF, Laplacian, Linear, Polynomial
+from kernelcourse.ridge import FeatureRidge, KernelRidge, RidgeRegression
+from kernelcourse.rkhs import RKHSFunction, norm
+
+
+def data(n=60, d=4, k=None, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    shape = (n,) if k is None else (n, k)
+    y = np.sin(X[:, :1].sum(axis=1))[:, None] if k else np.sin(X[:, 0])
+    y = y + 0.1 * rng.normal(size=shape)
+    return X, y, rng.normal(size=(20, d))
+
+
+@parametrize_with_checks(
+    [
+        RidgeRegression(),
+        KernelRidge(),
+        KernelRidge(dtype="float32"),
+        KernelRidge(kernel=RBF(0.5) + Polynomial(2)),
+        FeatureRidge(),
+        FeatureRidge(Polynomial(2)),
+    ]
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+# -- agreement with scikit-learn -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("rbf", {"gamma": 0.3}),
+        ("rbf", {}),
+        ("laplacian", {"gamma": 0.2}),
+        ("polynomial", {"gamma": 0.5, "degree": 3, "coef0": 1.0}),
+        ("linear", {}),
+    ],
+)
+def test_kernel_ridge_matches_sklearn(name, params):
+    X, y, Xt = data()
+    sk_params = dict(params)
+    ours_params = {k: v for k, v in params.items() if k == "gamma"}
+    kernel_params = {k: v for k, v in params.items() if k != "gamma"}
+    ours = KernelRidge(name, lam=0.7, kernel_params=kernel_params or None, **ours_params)
+    ref = SklearnKernelRidge(alpha=0.7, kernel=name, **sk_params)
+    a, b = ours.fit(X, y).predict(Xt), ref.fit(X, y).predict(Xt)
+    assert np.abs(a - b).max() <= 1e-8 * np.abs(b).max()
+    np.testing.assert_allclose(ours.dual_coef_, ref.dual_coef_, rtol=1e-8, atol=1e-10)
+
+
+def test_ridge_matches_sklearn_with_and_without_intercept():
+    X, y, Xt = data(k=2)
+    y = y + 3.0
+    for fit_intercept in (True, False):
+        ours = RidgeRegression(0.5, fit_intercept=fit_intercept).fit(X, y)
+        ref = Ridge(alpha=0.5, fit_intercept=fit_intercept).fit(X, y)
+        np.testing.assert_allclose(ours.predict(Xt), ref.predict(Xt), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
+
+
+def test_ridge_is_the_map_formula():
+    X, y, _ = data()
+    lam = 2.0
+    w = np.linalg.solve(lam * np.eye(X.shape[1]) + X.T @ X, X.T @ y)
+    model = RidgeRegression(lam, fit_intercept=False).fit(X, y)
+    np.testing.assert_allclose(model.coef_, w, rtol=1e-12)
+    assert model.intercept_ == 0.0
+
+
+# -- push-through identity and the representer theorem ----------------------------------------
+@settings(max_examples=20)
+@given(
+    lam=st.floats(1e-2, 10.0),
+    seed=st.integers(0, 2**16),
+    which=st.sampled_from(["linear", "poly2", "poly3", "sum"]),
+)
+def test_push_through_identity(lam, seed, which):
+    X, y, Xt = data(n=25, d=3, seed=seed)
+    kernel = {
+        "linear": Linear(),
+        "poly2": Polynomial(2, gamma=0.5, coef0=1.0),
+        "poly3": Polynomial(3, gamma=0.3, coef0=0.5),
+        "sum": Linear() + Polynomial(2, gamma=1.0, coef0=0.0),
+    }[which]
+    primal = FeatureRidge(kernel, lam=lam).fit(X, y).predict(Xt)
+    dual = KernelRidge(kernel, lam=lam).fit(X, y).predict(Xt)
+    np.testing.assert_allclose(primal, dual, rtol=1e-7, atol=1e-9 * (1 + np.abs(dual).max()))
+
+
+def test_primal_weights_are_phi_transpose_alpha():
+    # w = Phi^T alpha: the primal weights lie in the span of the mapped data.
+    X, y, _ = data(n=30, d=3)
+    k = Polynomial(2, gamma=1.0, coef0=1.0)
+    w = FeatureRidge(k, lam=0.3).fit(X, y).coef_
+    alpha = KernelRidge(k, lam=0.3).fit(X, y).dual_coef_
+    np.testing.assert_allclose(w, k.feature_map(X).T @ alpha, rtol=1e-8, atol=1e-10)
+
+
+def test_representer_minimizer_in_the_span():
+    # Adding a kernel section outside the data to the fitted function can only raise the
+    # regularized objective: the minimizer lies in span{K_xi}.
+    X, y, _ = data(n=40, d=2)
+    lam = 0.5
+    model = KernelRidge(RBF(0.5), lam=lam).fit(X, y)
+    f = model.rkhs_function_
+
+    def objective(g):
+        return np.sum((y - g(X)) ** 2) + lam * norm(g) ** 2
+
+    base = objective(f)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        h = RKHSFunction(RBF(0.5), rng.normal(size=(1, 2)), [rng.normal()])
+        assert objective(f + 0.1 * h) >= base - 1e-10
+
+
+def test_rkhs_function_and_norm():
+    X, y, Xt = data()
+    model = KernelRidge("rbf", gamma=0.4, lam=0.2).fit(X, y)
+    f = model.rkhs_function_
+    np.testing.assert_allclose(f(Xt), model.predict(Xt), rtol=1e-12)
+    alpha = model.dual_coef_
+    expected = np.sqrt(alpha @ RBF(0.4)(X) @ alpha)
+    assert f.norm() == pytest.approx(expected, rel=1e-10)
+
+
+def test_multi_output():
+    X, y, Xt = data(k=3)
+    y[:, 1] *= -2
+    model = KernelRidge(Laplacian(0.3), lam=0.5).fit(X, y)
+    assert model.dual_coef_.shape == (60, 3)
+    P = model.predict(Xt)
+    for j in range(3):
+        single = KernelRidge(Laplacian(0.3), lam=0.5).fit(X, y[:, j]).predict(Xt)
+        np.testing.assert_allclose(P[:, j], single, rtol=1e-10, atol=1e-12)
+    assert model.rkhs_function_.norm().shape == (3,)
+    ref = SklearnKernelRidge(alpha=0.5, kernel="laplacian", gamma=0.3).fit(X, y).predict(Xt)
+    assert np.abs(P - ref).max() <= 1e-8 * np.abs(ref).max()
+
+
+def test_float32_option_is_close():
+    X, y, Xt = data()
+    p64 = KernelRidge(gamma=0.3, lam=1.0).fit(X, y).predict(Xt)
+    m32 = KernelRidge(gamma=0.3, lam=1.0, dtype="float32").fit(X, y)
+    assert m32.dual_coef_.dtype == np.float32
+    np.testing.assert_allclose(m32.predict(Xt), p64, rtol=1e-4, atol=1e-5)
+
+
+def test_works_in_grid_search_and_pipeline():
+    X, y, _ = data(n=80)
+    search = GridSearchCV(
+        make_pipeline(StandardScaler(), KernelRidge()),
+        {"kernelridge__gamma": [0.1, 1.0], "kernelridge__lam": [0.1, 1.0]},
+        cv=3,
+    ).fit(X, y)
+    assert search.best_score_ > 0.5
+
+
+# -- numerical trouble and bad input -----------------------------------------------------------
+def test_not_positive_definite_warns_and_falls_back():
+    X, y, _ = data(n=30, d=2)
+    X = np.vstack([X, X])  # duplicated rows: the linear Gram matrix is singular
+    y = np.concatenate([y, y])
+    with pytest.warns(LinAlgWarning, match="smallest eigenvalue"):
+        model = KernelRidge(Polynomial(2, gamma=1.0, coef0=0.0), lam=0.0).fit(X, y)
+    assert np.isfinite(model.dual_coef_).all()
+
+
+def test_positive_definite_fit_does_not_warn():
+    X, y, _ = data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KernelRidge(lam=1e-3).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "estimator, match",
+    [
+        (KernelRidge(lam=-1.0), "lam"),
+        (RidgeRegression(lam=-0.1), "lam"),
+        (FeatureRidge(lam=-1.0), "lam"),
+        (KernelRidge(kernel="gaussianish"), "kernel"),
+        (KernelRidge(gamma=0.0), "gamma"),
+        (KernelRidge(dtype="float16"), "dtype"),
+        (KernelRidge(kernel="rbf", kernel_params={"degree": 2}), "kernel parameters"),
+        (KernelRidge(kernel=RBF(1.0), gamma=0.5), "gamma"),
+        (FeatureRidge(RBF(1.0)), "finite feature map"),
+    ],
+)
+def test_bad_parameters(estimator, match):
+    X, y, _ = data()
+    with pytest.raises(ValueError, match=match):
+        estimator.fit(X, y)
+
+
+def test_nan_and_shape_errors():
+    X, y, Xt = data()
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    for est in (KernelRidge(), RidgeRegression(), FeatureRidge()):
+        with pytest.raises(ValueError, match="NaN"):
+            est.fit(Xn, y)
+        yn = y.copy()
+        yn[3] = np.nan
+        with pytest.raises(ValueError, match="NaN"):
+            est.fit(X, yn)
+        est.fit(X, y)
+        with pytest.raises(ValueError, match="features"):
+            est.predict(Xt[:, :2])
