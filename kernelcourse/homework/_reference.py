@@ -3,8 +3,9 @@ r"""Reference answers the self-checks compare against, where the package has no 
 Kernels, Gram matrices and the PSD test come from :mod:`kernelcourse.kernels`, random Fourier
 features from :func:`kernelcourse.features.fourier_features`, Hoeffding's bound from
 :mod:`kernelcourse.bounds`, the SVM dual solution from :class:`kernelcourse.svm.KernelSVC`. The
-small functions here state the remaining lecture formulas directly (until ``ridge`` and the
-Nyström features land in the package) and are tested in ``tests/test_homework.py``.
+ridge solutions from :mod:`kernelcourse.ridge`. The small functions here state the remaining
+lecture formulas directly (until the Nyström features land in the package) and are tested in
+``tests/test_homework.py``.
 """
 
 from __future__ import annotations
@@ -26,21 +27,26 @@ __all__ = [
 
 
 def ridge_primal(Phi, y, lam):
-    r"""w = (λI_D + ΦᵀΦ)⁻¹Φᵀy, the ridge/MAP solution of lecture 001 (λ standing for λσ²)."""
-    D = Phi.shape[1]
-    return linalg.solve(Phi.T @ Phi + lam * np.eye(D), Phi.T @ y, assume_a="pos")
+    r"""w = (λI_D + ΦᵀΦ)⁻¹Φᵀy, the ridge/MAP solution of lecture 001 (λ standing for λσ²):
+    :class:`kernelcourse.ridge.RidgeRegression` without intercept."""
+    from ..ridge import RidgeRegression
+
+    return RidgeRegression(lam=lam, fit_intercept=False).fit(Phi, y).coef_
 
 
 def ridge_dual(Phi, y, lam):
     r"""w = Φᵀ(λI_n + ΦΦᵀ)⁻¹y, the same vector by the push-through identity (lecture 001)."""
-    n = Phi.shape[0]
-    return Phi.T @ linalg.solve(Phi @ Phi.T + lam * np.eye(n), y, assume_a="pos")
+    from ..ridge import solve_regularized_psd
+
+    return Phi.T @ solve_regularized_psd(Phi @ Phi.T, y, lam)
 
 
 def kernel_ridge_predict(K, y, lam, K_test):
-    r"""Predictions K_test α with α = (K + λI)⁻¹y (lectures 001, 002)."""
-    alpha = linalg.solve(K + lam * np.eye(len(K)), y, assume_a="pos")
-    return K_test @ alpha
+    r"""Predictions K_test α with α = (K + λI)⁻¹y (lectures 001, 002), solved by
+    :func:`kernelcourse.ridge.solve_regularized_psd`."""
+    from ..ridge import solve_regularized_psd
+
+    return K_test @ solve_regularized_psd(K, y, lam)
 
 
 def svm_dual_objective(alpha, K, y):
