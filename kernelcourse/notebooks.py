@@ -9,11 +9,16 @@ and diffs show only real changes. Needs the ``book`` extra (nbclient, nbformat, 
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
 import time
 
 __all__ = ["find_notebooks", "is_homework_starter", "execute_notebook", "trim_metadata", "main"]
+
+# The kernels render figures with Agg, as under strict nbval (tests/nbval_plugin.py), so the
+# stored outputs do not depend on the caller's matplotlib backend.
+KERNEL_ENV = {"MPLBACKEND": "Agg"}
 
 # Kept notebook-level metadata; everything else (versions, widget state, ...) is dropped.
 _KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
@@ -64,6 +69,7 @@ def execute_notebook(path, *, timeout=600, kernel_name="python3"):
             "executing notebooks needs the book extra: pip install 'kernelcourse[book]'"
         ) from err
     path = pathlib.Path(path)
+    os.environ.update(KERNEL_ENV)  # inherited by the kernel process
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,

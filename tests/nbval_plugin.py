@@ -6,7 +6,14 @@ code computes. A figure glued with ``myst_nb.glue`` is stored under
 treat it like every other image. The glued *values* (``.../text/plain``) are still compared.
 """
 
+import os
+
 from nbval.plugin import IPyNbFile
+
+from kernelcourse.notebooks import KERNEL_ENV
+
+# Same kernel environment as `make notebooks`, whatever the caller's shell exports.
+os.environ.update(KERNEL_ENV)
 
 GLUED_IMAGES = tuple(
     f"application/papermill.record/{mime}"

@@ -7,7 +7,7 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelcourse.kernels import RBF, Linear, Polynomial
-from kernelcourse.svm import KernelSVC, PrimalSVC, _primal_objective
+from kernelcourse.svm import KernelSVC, PrimalSVC, _dcd_hinge_epoch, _primal_objective
 
 
 def _moons(n=200, noise=0.25, seed=0):
@@ -257,3 +257,45 @@ def test_hard_margin_on_overlapping_classes_does_not_converge():
     X, y = _moons(60, noise=0.4, seed=14)
     with pytest.warns(ConvergenceWarning, match="not separable"):
         KernelSVC(kernel=Linear(), C=np.inf, max_iter=3000).fit(X, y)
+
+
+def _reference_dcd_epoch(Zy, qd, c, w, alpha, order, pg_max_old, pg_min_old):
+    """One epoch of hinge-loss dual coordinate descent with shrinking, in plain Python."""
+    kept, pg_max, pg_min = [], -np.inf, np.inf
+    for i in order:
+        g = sum(Zy[i, k] * w[k] for k in range(len(w))) - 1.0
+        if alpha[i] == 0.0 and g > pg_max_old or alpha[i] == c[i] and g < pg_min_old:
+            continue  # shrunk
+        pg = min(g, 0.0) if alpha[i] == 0.0 else max(g, 0.0) if alpha[i] == c[i] else g
+        kept.append(i)
+        pg_max, pg_min = max(pg_max, pg), min(pg_min, pg)
+        if abs(pg) > 1e-12:
+            a_new = min(max(alpha[i] - g / qd[i], 0.0), c[i])
+            w += (a_new - alpha[i]) * Zy[i]
+            alpha[i] = a_new
+    return pg_max, pg_min, np.array(kept, dtype=np.int64)
+
+
+def test_dcd_epoch_matches_python_reference():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 4))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=60) > 0, 1.0, -1.0)
+    Zy = X * y[:, None]
+    qd = np.einsum("ij,ij->i", Zy, Zy)
+    c = np.full(60, 0.3)
+    states = [[np.zeros(4), np.zeros(60)] for _ in range(2)]
+    active, old = np.arange(60), (np.inf, -np.inf)
+    shrunk = 0
+    for _ in range(6):
+        order = active[rng.permutation(len(active))]
+        (w, alpha), (w_ref, alpha_ref) = states
+        pg_max, pg_min, kept = _dcd_hinge_epoch(Zy, qd, c, w, alpha, order, *old)
+        ref = _reference_dcd_epoch(Zy, qd, c, w_ref, alpha_ref, order, *old)
+        assert np.array_equal(kept, ref[2])
+        assert (pg_max, pg_min) == pytest.approx(ref[:2], abs=1e-12)
+        np.testing.assert_allclose(w, w_ref, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(alpha, alpha_ref, rtol=0, atol=1e-12)
+        shrunk += len(order) - len(kept)
+        active = kept
+        old = (pg_max if pg_max > 0 else np.inf, pg_min if pg_min < 0 else -np.inf)
+    assert 0 < (alpha == 0).sum() and 0 < (alpha == 0.3).sum() and shrunk > 0

@@ -4,13 +4,19 @@ One submodule per method; everything public is re-exported here, so
 ``from kernelcourse.features import RandomFourierFeatures`` works.
 """
 
+from .binning import RandomBinningFeatures
 from .fourier import RandomFourierFeatures, fourier_features
 from .kitchen_sinks import ArcCosine, RandomKitchenSinks, fit_box_constrained
+from .nystroem import Nystroem, RankDeficiencyWarning, ridge_leverage_scores
 
 __all__: list[str] = [
-    "RandomFourierFeatures",
-    "fourier_features",
     "ArcCosine",
+    "Nystroem",
+    "RandomBinningFeatures",
+    "RandomFourierFeatures",
     "RandomKitchenSinks",
+    "RankDeficiencyWarning",
     "fit_box_constrained",
+    "fourier_features",
+    "ridge_leverage_scores",
 ]

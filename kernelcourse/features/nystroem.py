@@ -1,0 +1,341 @@
+r"""The Nyström method: a data-dependent low-rank approximation of the Gram matrix (lecture 004).
+
+Pick m landmark points :math:`\hat x_1, \dots, \hat x_m` among the N training points, form their
+kernel matrix :math:`\hat K = [k(\hat x_i, \hat x_j)]_{m \times m}` and the cross block
+:math:`K_b = [k(x_i, \hat x_j)]_{N \times m}`, and approximate
+
+.. math:: \tilde K = K_b \hat K^{+} K_b^T ,
+
+with :math:`\hat K^{+}` the Moore–Penrose pseudo-inverse. With the eigendecomposition
+:math:`\hat K = \hat V \hat D \hat V^T` truncated to its r largest eigenvalues, the feature map
+
+.. math:: z(x) = \hat D_r^{-1/2} \hat V_r^T \, [k(x, \hat x_1), \dots, k(x, \hat x_m)]^T
+          \in \mathbb R^r
+
+gives :math:`z(x_i)^T z(x_j) = \tilde K_{ij}` (for r = rank K̂), so a linear model on z is the
+kernel model restricted to the span of :math:`k(\hat x_j, \cdot)`. Storage O(Nr), time O(Nmd +
+Nmr + m³) instead of O(N²) and O(N³).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from scipy.linalg import solve_triangular
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
+
+__all__ = ["Nystroem", "RankDeficiencyWarning", "ridge_leverage_scores"]
+
+# Rows of X handled per block in transform: the N × m kernel block is never stored whole, and
+# a block of ~8 MB stays in cache between the kernel evaluation and the product with the map.
+_BLOCK_BYTES = 8 * 2**20
+
+
+class RankDeficiencyWarning(UserWarning):
+    """K̂ is numerically singular: some eigen-directions were dropped by the pseudo-inverse."""
+
+
+def _kernel_blocks(kernel, X, C, W_T, dtype):
+    """``k(X, C) @ W_T`` block by block, each product written straight into the output."""
+    n, m = len(X), len(C)
+    rows = max(64, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(m, 1)))
+    out = np.empty((n, W_T.shape[1]), dtype=dtype)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        np.matmul(kernel(X[start:stop], C), W_T, out=out[start:stop])
+    return out
+
+
+def _pinv_sqrt(K_hat, rank, eps):
+    r"""Eigen-decompose K̂ (in float64) and return the kept eigenvalues (descending), the map
+    :math:`\hat D_r^{-1/2}\hat V_r^T` (r × m) and the diagnostics of the discarded part."""
+    K_hat = np.asarray(K_hat, dtype=np.float64)
+    m = len(K_hat)
+    # Symmetrize: the pseudo-inverse is defined for the symmetric matrix the kernel promises.
+    K_hat = 0.5 * (K_hat + K_hat.T)
+    evals, evecs = np.linalg.eigh(K_hat)
+    evals, evecs = evals[::-1], evecs[:, ::-1]
+    lam_max = max(float(evals[0]), 0.0)
+    # numpy.linalg.pinv's rule for Hermitian matrices: drop |λ| <= m·ε·λ_max; λ < 0 is round-off
+    # of a PSD matrix, so it is dropped as well (its square root would be NaN).
+    tol = m * eps * lam_max
+    keep = evals > tol
+    n_keep = int(keep.sum())
+    r = n_keep if rank is None else min(rank, n_keep)
+    lam_min = float(evals[-1])
+    cond = lam_max / abs(lam_min) if lam_min != 0 else math.inf
+    evals_r, evecs_r = evals[:r], evecs[:, :r]
+    # Fix each eigenvector's sign (largest entry positive) so the features are reproducible
+    # across LAPACK builds and thread counts.
+    idx = np.argmax(np.abs(evecs_r), axis=0)
+    signs = np.sign(evecs_r[idx, np.arange(r)])
+    signs[signs == 0] = 1
+    evecs_r = evecs_r * signs
+    normalization = (evecs_r / np.sqrt(evals_r)).T
+    return evals_r, normalization, {"n_keep": n_keep, "tol": tol, "cond": cond, "m": m}
+
+
+def ridge_leverage_scores(Z, diag, ridge):
+    r"""Approximate ridge leverage scores :math:`\ell_i(\lambda) = [K (K + N\lambda I)^{-1}]_{ii}`.
+
+    With a low-rank factor :math:`\tilde K = Z Z^T \preceq K` (e.g. a uniform Nyström pilot),
+
+    .. math:: \tilde\ell_i = z_i^T (Z^T Z + N\lambda I)^{-1} z_i
+              + \frac{K_{ii} - \|z_i\|^2}{N\lambda},
+
+    the leverage of :math:`\tilde K` plus the unexplained diagonal (Alaoui & Mahoney 2015); it
+    over-estimates :math:`\ell_i` by at most the second term.
+
+    Parameters
+    ----------
+    Z : array of shape (N, r)
+    diag : array of shape (N,)
+        The diagonal :math:`K_{ii}`.
+    ridge : float > 0
+        λ.
+    """
+    n, r = Z.shape
+    mu = n * ridge
+    G = Z.T @ Z
+    G[np.diag_indices(r)] += mu
+    L = np.linalg.cholesky(G)
+    # z_iᵀ G⁻¹ z_i = ‖L⁻¹ z_i‖²
+    W = solve_triangular(L, Z.T, lower=True)
+    residual = np.clip(diag - np.einsum("ij,ij->i", Z, Z), 0, None)
+    return np.einsum("ij,ij->j", W, W) + residual / mu
+
+
+def _effective_ridge(Z, diag, target):
+    """λ for which the approximate effective dimension Σᵢ ℓ̃ᵢ(λ) equals ``target`` (bisection)."""
+    n = len(Z)
+    s = np.clip(np.linalg.eigvalsh(Z.T @ Z), 0, None)
+    residual = float(np.clip(diag - np.einsum("ij,ij->i", Z, Z), 0, None).sum())
+    trace = float(diag.sum())
+
+    def d_eff(log_mu):
+        mu = math.exp(log_mu)
+        return float(np.sum(s / (s + mu))) + residual / mu
+
+    lo, hi = math.log(trace * 1e-14 + 1e-300), math.log(trace + 1e-300)
+    if d_eff(lo) <= target:
+        return math.exp(lo) / n
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if d_eff(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp(hi) / n
+
+
+class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""Nyström feature map :math:`z(x) = \hat D_r^{-1/2}\hat V_r^T [k(x, \hat x_j)]_{j=1}^m`.
+
+    The inner products of the features reproduce :math:`\tilde K = K_b \hat K^{+} K_b^T`
+    (lecture 004; Williams & Seeger 2001; Drineas & Mahoney 2005). Unlike random Fourier
+    features, the basis functions :math:`k(\hat x_j, \cdot)` are drawn from the data, so they
+    adapt to where the data lie.
+
+    Parameters
+    ----------
+    kernel : str or Kernel, default="rbf"
+        One of ``kernelcourse.kernels.KERNEL_NAMES`` or a :class:`~kernelcourse.kernels.Kernel`.
+    gamma : float > 0 or None, default=None
+        γ of the "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features.
+    n_components : int >= 1, default=100
+        Number m of landmarks. If m > N, m = N is used (with a warning).
+    rank : int >= 1 or None, default=None
+        Keep only the r largest eigenvalues of :math:`\hat K` (the rank-r map of lecture 004);
+        None keeps every numerically non-zero one.
+    sampling : {"uniform", "leverage"}, default="uniform"
+        How landmarks are drawn: uniformly without replacement (the lecture's choice), or in
+        proportion to approximate ridge leverage scores :math:`\ell_i(\lambda)`, estimated from a
+        uniform Nyström pilot of the same size (see :func:`ridge_leverage_scores`).
+    ridge : float > 0 or None, default=None
+        λ of the leverage scores (``sampling="leverage"`` only); None picks λ so that the
+        estimated effective dimension :math:`\sum_i \ell_i(\lambda)` equals m.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the choice of landmarks.
+    kernel_params : dict or None, default=None
+        Further parameters of a named kernel (``degree``, ``coef0``, ``nu``, ``length_scale``).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (m, n_features)
+        The landmarks :math:`\hat x_j`.
+    component_indices_ : ndarray of shape (m,)
+        Their row indices in the training data.
+    eigenvalues_ : ndarray of shape (r,)
+        The kept eigenvalues :math:`\hat D_r` of :math:`\hat K`, in decreasing order.
+    normalization_ : ndarray of shape (r, m)
+        :math:`\hat D_r^{-1/2}\hat V_r^T`; ``transform(X) = K_b @ normalization_.T``.
+    rank_ : int
+        Number r of output features.
+    kernel_ : Kernel
+        The resolved kernel.
+    leverage_scores_ : ndarray of shape (N,)
+        Approximate ridge leverage scores (``sampling="leverage"`` only).
+    ridge_ : float
+        The λ they were computed with (``sampling="leverage"`` only).
+    n_features_in_ : int
+
+    Notes
+    -----
+    :math:`\hat K` is eigen-decomposed in float64 (``eigh``, about three times cheaper than the
+    SVD of the same symmetric matrix), and eigenvalues at or below :math:`m\,\varepsilon\,
+    \lambda_{\max}` are treated as zero — numpy's rule for pseudo-inverses, with ε the machine
+    epsilon of the input's dtype. Duplicate landmarks or a fast-decaying spectrum make
+    :math:`\hat K` rank-deficient; the pseudo-inverse then drops those directions (warning with
+    the condition number) instead of dividing by round-off. float32 input keeps float32 output,
+    and the O(Nmd + Nmr) products run in float32.
+
+    Sampling landmarks with probabilities :math:`p_i` needs no rescaling here: multiplying the
+    columns of :math:`K_b` by any non-zero weights leaves :math:`K_b \hat K^+ K_b^T` unchanged.
+
+    References
+    ----------
+    Lecture 004, "Nyström method vs random Fourier features".
+    C. Williams and M. Seeger, "Using the Nyström method to speed up kernel machines", NIPS 2001.
+    P. Drineas and M. W. Mahoney, "On the Nyström method for approximating a Gram matrix for
+    improved kernel-based learning", JMLR 6, 2005.
+    T. Yang, Y.-F. Li, M. Mahdavi, R. Jin and Z.-H. Zhou, "Nyström method vs random Fourier
+    features: a theoretical and empirical comparison", NIPS 2012.
+    A. El Alaoui and M. W. Mahoney, "Fast randomized kernel ridge regression with statistical
+    guarantees", NIPS 2015.
+    """
+
+    _parameter_constraints: dict = {
+        "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "sampling": [StrOptions({"uniform", "leverage"})],
+        "ridge": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "random_state": ["random_state"],
+        "kernel_params": [dict, None],
+    }
+
+    def __init__(
+        self,
+        kernel="rbf",
+        *,
+        gamma=None,
+        n_components=100,
+        rank=None,
+        sampling="uniform",
+        ridge=None,
+        random_state=None,
+        kernel_params=None,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.n_components = n_components
+        self.rank = rank
+        self.sampling = sampling
+        self.ridge = ridge
+        self.random_state = random_state
+        self.kernel_params = kernel_params
+
+    def _resolve_kernel(self, n_features):
+        return resolve_kernel(
+            self.kernel, gamma=self.gamma, n_features=n_features, **(self.kernel_params or {})
+        )
+
+    def fit(self, X, y=None):
+        """Choose the m landmarks and eigen-decompose their kernel matrix K̂.
+
+        Parameters
+        ----------
+        X : array-like of shape (N, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        kernel = self._resolve_kernel(X.shape[1])
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        m = self.n_components
+        if m > n:
+            warnings.warn(
+                f"n_components={m} is larger than the number of samples N={n}; using m = N "
+                "(the exact kernel, at the full O(N³) cost).",
+                UserWarning,
+                stacklevel=2,
+            )
+            m = n
+        eps = float(np.finfo(X.dtype).eps)
+        if self.sampling == "uniform":
+            indices = rng.permutation(n)[:m]
+        else:
+            # Pilot: a uniform Nyström map of the same size gives K̃ = ZZᵀ for the scores.
+            pilot = rng.permutation(n)[:m]
+            _, pilot_map, _ = _pinv_sqrt(kernel(X[pilot]), None, eps)
+            Z = _kernel_blocks(kernel, X, X[pilot], pilot_map.T.astype(X.dtype), X.dtype)
+            Z = Z.astype(np.float64, copy=False)
+            diag = np.asarray(kernel.diag(X), dtype=np.float64)
+            ridge = self.ridge if self.ridge is not None else _effective_ridge(Z, diag, m)
+            scores = ridge_leverage_scores(Z, diag, ridge)
+            p = scores / scores.sum()
+            p = np.maximum(p, 1e-12 / n)
+            # Efraimidis–Spirakis: the m largest u_i^(1/p_i) are a weighted sample without
+            # replacement (no duplicate landmarks, so K̂ stays non-singular).
+            keys = np.log(rng.uniform(size=n)) / p
+            indices = np.argpartition(-keys, m - 1)[:m] if m < n else np.arange(n)
+            indices = indices[np.argsort(-keys[indices], kind="stable")]
+            self.leverage_scores_ = scores
+            self.ridge_ = float(ridge)
+        basis = X[indices]
+        evals, normalization, info = _pinv_sqrt(kernel(basis), self.rank, eps)
+        if info["n_keep"] < m:
+            warnings.warn(
+                f"K̂ ({m}×{m}, the kernel matrix of the landmarks) is numerically "
+                f"rank-deficient: condition number λ_max/|λ_min| = {info['cond']:.3g}; "
+                f"{m - info['n_keep']} eigenvalues <= {info['tol']:.3g} (m·ε·λ_max) were "
+                f"dropped and the pseudo-inverse has rank {info['n_keep']}. Duplicate landmarks "
+                "or a fast-decaying spectrum cause this; fewer components would lose nothing.",
+                RankDeficiencyWarning,
+                stacklevel=2,
+            )
+        self.kernel_ = kernel
+        self.components_ = basis
+        self.component_indices_ = np.asarray(indices)
+        self.eigenvalues_ = evals
+        self.normalization_ = normalization.astype(X.dtype)
+        self.rank_ = len(evals)
+        self._n_features_out = self.rank_
+        return self
+
+    def transform(self, X):
+        r"""Map X to :math:`z(X) = K_b \hat V_r \hat D_r^{-1/2}`, shape (N, r).
+
+        The kernel block :math:`K_b` is computed and multiplied by the map a few thousand rows
+        at a time, so memory stays O(N r) and each block is reused while in cache.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        C = self.components_.astype(X.dtype, copy=False)
+        W_T = self.normalization_.T.astype(X.dtype, copy=False)
+        return _kernel_blocks(self.kernel_, X, C, W_T, X.dtype)
+
+    def approximate_kernel(self, X, Y=None):
+        r""":math:`\tilde K(X, Y) = z(X) z(Y)^T`, i.e. K_b K̂⁺ K_bᵀ (lecture 004)."""
+        ZX = self.transform(X)
+        ZY = ZX if Y is None else self.transform(Y)
+        return ZX @ ZY.T
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

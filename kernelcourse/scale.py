@@ -1,0 +1,615 @@
+r"""Kernel ridge regression when the n × n Gram matrix does not fit: Nyström + FALKON, streaming.
+
+Lecture 002 puts the problem in one line: at :math:`n = 10^6` the kernel matrix alone takes
+:math:`8 n^2` bytes = 8 TB, and the direct solve :math:`\alpha = (\mathbf K + \lambda I)^{-1} y`
+costs :math:`O(n^3)`. This module holds two ways around it.
+
+* :class:`NystroemKRR` (and :class:`NystroemKRRClassifier`) restrict the solution to the span of
+  M centres :math:`\tilde x_1, \dots, \tilde x_M` drawn from the data,
+  :math:`f(x) = \sum_{j=1}^M \alpha_j K(x, \tilde x_j)`, and solve the resulting M × M normal
+  equations
+
+  .. math:: (K_{nM}^T K_{nM} + \lambda n K_{MM})\,\alpha = K_{nM}^T y
+
+  by conjugate gradient with the FALKON preconditioner (Rudi, Carratino & Rosasco 2017): with
+  :math:`T = \operatorname{chol}(K_{MM})` and :math:`A = \operatorname{chol}(T T^T / M + \lambda I)`
+  the preconditioned system is well conditioned, so about 20 iterations suffice. Every iteration
+  needs one product :math:`v \mapsto K_{nM}^T K_{nM} v`, computed over row blocks of
+  :math:`K_{nM}` whose size is capped in megabytes; the n × n (or even n × M) matrix is never
+  stored. Memory: O(M² + block); time: O(n M d) per iteration.
+
+* :class:`StreamingFeatureRidge` is strategy ⑤ of lecture 000 applied to ridge regression: a
+  fixed approximate feature map ψ (random Fourier features, Nyström, ...) is applied to one block of
+  rows at a time, and only :math:`Z^T Z` (D × D) and :math:`Z^T y` are kept, so ``partial_fit``
+  can stream a data set larger than memory.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+import sys
+import time
+import warnings
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MultiOutputMixin,
+    RegressorMixin,
+    clone,
+)
+from sklearn.exceptions import NotFittedError
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .features import RandomFourierFeatures
+from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
+
+__all__ = [
+    "NystroemKRR",
+    "NystroemKRRClassifier",
+    "StreamingFeatureRidge",
+    "ProgressPrinter",
+    "conjugate_gradient",
+    "exact_krr_cost",
+]
+
+
+# -- progress readout ------------------------------------------------------------------------------
+class ProgressPrinter:
+    """A callback that prints ``iteration, relative residual, elapsed time`` for long fits.
+
+    Pass it as ``callback=ProgressPrinter()`` or set ``verbose=True`` on the estimator. It is called
+    as ``callback(iteration, alpha, residual)`` after every conjugate-gradient step.
+    """
+
+    def __init__(self, file=None, every=1):
+        self.file = file
+        self.every = every
+        self._start = None
+
+    def __call__(self, iteration, alpha, residual):
+        now = time.perf_counter()
+        if self._start is None or iteration <= 1:
+            self._start = now
+        if iteration % self.every == 0:
+            print(
+                f"iteration {iteration:3d}  relative residual {residual:.3e}  "
+                f"elapsed {now - self._start:.1f} s",
+                file=self.file or sys.stdout,
+                flush=True,
+            )
+
+
+# -- conjugate gradient ----------------------------------------------------------------------------
+def conjugate_gradient(matvec, b, *, maxiter=20, tol=1e-7, callback=None):
+    r"""Solve :math:`H x = b` for symmetric positive definite H given only ``matvec(v) = H v``.
+
+    ``b`` may hold several right-hand sides as columns; each column runs its own CG recursion (its
+    own step sizes), but all columns share one call of ``matvec`` per iteration, which is what
+    matters when one product is a pass over the data.
+
+    Returns
+    -------
+    x : ndarray, shape of ``b``
+    history : list of float
+        Relative residual :math:`\max_j \|b_j - H x_j\| / \|b_j\|` after each iteration
+        (``history[0] = 1`` is the starting point x = 0).
+    """
+    b = np.asarray(b, dtype=np.float64)
+    vector = b.ndim == 1
+    B = b[:, None] if vector else b
+    X = np.zeros_like(B)
+    R = B.copy()
+    P = R.copy()
+    bnorm = np.linalg.norm(B, axis=0)
+    bnorm[bnorm == 0] = 1.0
+    rs = np.einsum("ij,ij->j", R, R)
+    history = [float(np.max(np.sqrt(rs) / bnorm))]
+    for it in range(1, maxiter + 1):
+        if history[-1] <= tol:
+            break
+        HP = matvec(P)
+        pHp = np.einsum("ij,ij->j", P, HP)
+        # A column that has converged exactly has p = 0; keep it where it is.
+        step = np.divide(rs, pHp, out=np.zeros_like(rs), where=pHp > 0)
+        X += step * P
+        R -= step * HP
+        rs_new = np.einsum("ij,ij->j", R, R)
+        beta = np.divide(rs_new, rs, out=np.zeros_like(rs), where=rs > 0)
+        P = R + beta * P
+        rs = rs_new
+        history.append(float(np.max(np.sqrt(rs) / bnorm)))
+        if callback is not None:
+            callback(it, X[:, 0] if vector else X, history[-1])
+    return (X[:, 0] if vector else X), history
+
+
+def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
+    r"""Memory (bytes) and time (seconds) of exact kernel ridge regression on n points.
+
+    Storing :math:`\mathbf K` takes :math:`\text{itemsize}\cdot n^2` bytes (8 TB at n = 10⁶ in
+    float64, lecture 002) and a Cholesky solve takes :math:`n^3/3` floating-point operations.
+    """
+    n = np.asarray(n, dtype=np.float64)
+    return itemsize * n**2, n**3 / 3 / flops_per_second
+
+
+# -- Nyström kernel ridge regression solved by FALKON ----------------------------------------------
+def _cholesky_upper(K, name):
+    """Upper Cholesky factor with the smallest diagonal shift that makes it succeed."""
+    M = len(K)
+    eps = np.finfo(np.float64).eps
+    shift = eps * M * max(1.0, float(np.max(np.diag(K))))
+    for _ in range(12):
+        try:
+            return linalg.cholesky(K + shift * np.eye(M), lower=False), shift
+        except linalg.LinAlgError:
+            shift *= 100
+    raise linalg.LinAlgError(
+        f"{name} is not positive definite even after adding {shift:.1e}·I; "
+        "is the kernel positive semidefinite?"
+    )
+
+
+class _BaseNystroemKRR(BaseEstimator):
+    _parameter_constraints = {
+        "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "lam": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_centers": [Interval(numbers.Integral, 1, None, closed="left")],
+        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "preconditioner": [StrOptions({"falkon"}), None],
+        "precompute": ["boolean"],
+        "block_memory": [Interval(numbers.Real, 0, None, closed="neither")],
+        "dtype": [StrOptions({"float32", "float64"})],
+        "random_state": ["random_state"],
+        "callback": [callable, None],
+        "verbose": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        kernel="rbf",
+        *,
+        gamma=None,
+        lam=1e-6,
+        n_centers=500,
+        maxiter=20,
+        tol=1e-7,
+        preconditioner="falkon",
+        precompute=False,
+        block_memory=256,
+        dtype="float64",
+        random_state=None,
+        callback=None,
+        verbose=False,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.lam = lam
+        self.n_centers = n_centers
+        self.maxiter = maxiter
+        self.tol = tol
+        self.preconditioner = preconditioner
+        self.precompute = precompute
+        self.block_memory = block_memory
+        self.dtype = dtype
+        self.random_state = random_state
+        self.callback = callback
+        self.verbose = verbose
+
+    # -- blocks of K_nM --------------------------------------------------------------------------
+    def _block_rows(self, M):
+        itemsize = np.dtype(self.dtype).itemsize
+        # a block of K_nM plus its distance temporaries: about two M-wide arrays per row
+        return max(1, int(self.block_memory * 2**20 // (2 * M * itemsize)))
+
+    def _kernel_blocks(self, X):
+        rows = self._block_rows(len(self.centers_))
+        for start in range(0, len(X), rows):
+            yield start, self.kernel_(X[start : start + rows], self.centers_)
+
+    def _knm_t_knm(self, X, V):
+        """K_nM^T (K_nM V), one block of rows of K_nM at a time."""
+        out = np.zeros((len(self.centers_), V.shape[1]))
+        for _, Kb in self._kernel_blocks(X):
+            out += Kb.T @ (Kb @ V.astype(Kb.dtype, copy=False))
+        return out
+
+    def _knm_t_y(self, X, Y):
+        out = np.zeros((len(self.centers_), Y.shape[1]))
+        for start, Kb in self._kernel_blocks(X):
+            out += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
+        return out
+
+    def _gram_pass(self, X, Y, M):
+        """K_nM^T K_nM and K_nM^T Y in one pass over the data (symmetric rank-k updates)."""
+        H = np.zeros((M, M))
+        KtY = np.zeros((M, Y.shape[1]))
+        for start, Kb in self._kernel_blocks(X):
+            # dsyrk fills the upper triangle of Kb^T Kb. It runs in float64 even for float32
+            # blocks: H summed in float32 loses definiteness and CG then diverges.
+            H += linalg.blas.dsyrk(1.0, np.asfortranarray(Kb, dtype=np.float64), trans=1)
+            KtY += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
+        return np.triu(H) + np.triu(H, 1).T, KtY
+
+    def _fit_targets(self, X, Y):
+        X = X.astype(self.dtype, copy=False)
+        n, d = X.shape
+        rng = check_random_state(self.random_state)
+        M = self.n_centers
+        if M > n:
+            warnings.warn(
+                f"n_centers={M} > n_samples={n}; using all {n} points as centres.",
+                UserWarning,
+                stacklevel=3,
+            )
+            M = n
+        self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
+        idx = np.sort(rng.choice(n, size=M, replace=False))
+        self.center_indices_ = idx
+        self.centers_ = X[idx]
+        self.y_mean_ = Y.mean(axis=0)
+        Yc = Y - self.y_mean_
+        lam = float(self.lam)
+
+        KMM = np.asarray(self.kernel_(self.centers_), dtype=np.float64)
+        self._KMM_shift = None
+        if self.preconditioner == "falkon":
+            # T^T T = K_MM, A^T A = T T^T / M + λ I  (Rudi, Carratino & Rosasco 2017, Alg. 1)
+            T, self._KMM_shift = _cholesky_upper(KMM, "K_MM")
+            A, _ = _cholesky_upper(T @ T.T / M + lam * np.eye(M), "T T^T / M + λI")
+
+            def apply_B(U):  # B U = T^{-1} A^{-1} U / √n
+                return linalg.solve_triangular(
+                    T, linalg.solve_triangular(A, U, lower=False), lower=False
+                ) / np.sqrt(n)
+
+            def apply_Bt(U):  # B^T U = A^{-T} T^{-T} U / √n
+                return linalg.solve_triangular(
+                    A,
+                    linalg.solve_triangular(T, U, lower=False, trans="T"),
+                    lower=False,
+                    trans="T",
+                ) / np.sqrt(n)
+        else:
+
+            def apply_B(U):
+                return U / np.sqrt(n)
+
+            apply_Bt = apply_B
+
+        # right-hand side K_nM^T y and the product v -> (K_nM^T K_nM + λ n K_MM) v
+        if self.precompute:
+            # one pass: H = K_nM^T K_nM (M × M, O(n M²) flops), then CG costs no data passes
+            H, KtY = self._gram_pass(X, Yc, M)
+            H += lam * n * KMM
+            # form B^T H B once (O(M^3)); each CG step is then one M × M product
+            BHB = apply_Bt(H @ apply_B(np.eye(M)))
+            BHB = (BHB + BHB.T) / 2
+
+            def matvec(U):
+                return BHB @ U
+
+            rhs = apply_Bt(KtY)
+        else:
+
+            def matvec(U):
+                V = apply_B(U)
+                return apply_Bt(self._knm_t_knm(X, V) + lam * n * (KMM @ V))
+
+            rhs = apply_Bt(self._knm_t_y(X, Yc))
+
+        callback = self.callback
+        if callback is None and self.verbose:
+            callback = ProgressPrinter()
+        user_cb = callback
+        coef_cb = None
+        if user_cb is not None:
+
+            def coef_cb(it, beta, res):  # report the coefficients α = B β, not β
+                user_cb(it, apply_B(beta), res)
+
+        beta, history = conjugate_gradient(
+            matvec, rhs, maxiter=self.maxiter, tol=self.tol, callback=coef_cb
+        )
+        self.dual_coef_ = apply_B(beta)
+        self.history_ = np.asarray(history)
+        self.n_iter_ = len(history) - 1
+        self.n_centers_ = M
+        return self
+
+    def _decision(self, X):
+        check_is_fitted(self, "dual_coef_")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = X.astype(self.dtype, copy=False)
+        out = np.empty((len(X), self.dual_coef_.shape[1]))
+        for start, Kb in self._kernel_blocks(X):
+            out[start : start + len(Kb)] = Kb @ self.dual_coef_ + self.y_mean_
+        return out
+
+
+class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
+    r"""Nyström kernel ridge regression solved by FALKON-preconditioned conjugate gradient.
+
+    Minimises :math:`\frac1n\sum_i (f(x_i) - y_i)^2 + \lambda \|f\|_{\mathcal H}^2` over
+    :math:`f = \sum_{j=1}^M \alpha_j K(\cdot, \tilde x_j)` with M centres drawn uniformly from the
+    training points, i.e. solves
+    :math:`(K_{nM}^T K_{nM} + \lambda n K_{MM})\alpha = K_{nM}^T (y - \bar y)`
+    without forming an n × n matrix (module docstring). With ``n_centers = n`` and full
+    convergence this is exact kernel ridge regression :math:`\alpha = (\mathbf K + \lambda n I)^{-1}
+    (y - \bar y)` of lecture 002.
+
+    Parameters
+    ----------
+    kernel : str or Kernel, default="rbf"
+        A name from :data:`kernelcourse.kernels.KERNEL_NAMES` or a kernel object.
+    gamma : float > 0 or None
+        γ of a named kernel; None means 1 / n_features.
+    lam : float > 0, default=1e-6
+        Regularisation λ (per-sample scaling: the penalty is λ n αᵀK_MMα).
+    n_centers : int, default=500
+        Number M of Nyström centres (capped at n with a warning).
+    maxiter : int, default=20
+        Conjugate-gradient iterations t; FALKON needs about 20.
+    tol : float >= 0, default=1e-7
+        Stop earlier once the relative residual of the preconditioned system is below ``tol``.
+    preconditioner : {"falkon"} or None, default="falkon"
+        None runs plain CG on the normal equations (for comparison; converges far slower).
+    block_memory : float > 0, default=256
+        Memory cap in MB for one row block of :math:`K_{nM}`.
+    precompute : bool, default=False
+        Accumulate the M × M matrix :math:`K_{nM}^T K_{nM}` in a single pass over the data
+        (O(n M²) flops, M² memory) so that the CG iterations touch no data. Pays off when
+        M is smaller than about ``maxiter`` × (n_features + a few), since a kernel entry costs
+        O(d) flops plus an exponential while a rank-one update costs M.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the kernel blocks; float32 halves memory and time, CG stays in float64.
+    random_state : int, RandomState or None
+        Seeds the choice of centres.
+    callback : callable or None
+        Called as ``callback(iteration, alpha, relative_residual)`` after each CG step.
+    verbose : bool, default=False
+        Print iteration, residual and elapsed time (a :class:`ProgressPrinter`).
+
+    Attributes
+    ----------
+    centers_ : ndarray of shape (M, n_features)
+    center_indices_ : ndarray of shape (M,)
+    dual_coef_ : ndarray of shape (M, n_targets)
+        α.
+    y_mean_ : ndarray of shape (n_targets,)
+    history_ : ndarray of shape (n_iter_ + 1,)
+        Relative residual of the (preconditioned) CG system at each iteration, starting at 1.
+    n_iter_ : int
+    kernel_ : Kernel
+    n_features_in_ : int
+
+    References
+    ----------
+    A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
+    G. Meanti, L. Carratino, L. Rosasco, A. Rudi. Kernel methods through the roof: handling
+    billions of points efficiently. NeurIPS 2020.
+    """
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y = validate_data(
+            self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
+        )
+        Y = np.asarray(y, dtype=np.float64)
+        self._single_output = Y.ndim == 1
+        self._fit_targets(X, Y[:, None] if self._single_output else Y)
+        return self
+
+    def predict(self, X):
+        """f(x) = Σⱼ αⱼ K(x, x̃ⱼ) + ȳ, computed in row blocks."""
+        out = self._decision(X)
+        return out[:, 0] if self._single_output else out
+
+
+class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
+    r"""One-vs-rest classification with :class:`NystroemKRR`: regress ±1 codes, predict argmax.
+
+    Parameters are those of :class:`NystroemKRR`. All classes share one pass over the data per
+    CG iteration (the targets are the columns of one right-hand side).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    dual_coef_ : ndarray of shape (M, n_classes) (one column for two classes)
+    history_, n_iter_, centers_, kernel_ : as in :class:`NystroemKRR`.
+    """
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        self._binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
+        Y = self._binarizer.fit_transform(y).astype(np.float64)
+        self.classes_ = self._binarizer.classes_
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has only one class ({self.classes_[0]!r}); classification needs at least two."
+            )
+        self._fit_targets(X, Y)
+        return self
+
+    def decision_function(self, X):
+        """Scores f_c(x), shape (n,) for two classes, else (n, n_classes)."""
+        out = self._decision(X)
+        return out[:, 0] if out.shape[1] == 1 else out
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+# -- out-of-core ridge on random features (strategy ⑤) --------------------------------------------
+def _is_fitted(est):
+    try:
+        check_is_fitted(est)
+    except NotFittedError:
+        return False
+    return True
+
+
+class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
+    r"""Ridge regression on an approximate feature map, trained block by block (strategy ⑤).
+
+    Each call ``partial_fit(X_block, y_block)`` computes :math:`Z = \psi(X_{\text{block}})` on the
+    fly and adds :math:`Z^T Z` and :math:`Z^T y` to running sums; nothing of size n is kept. The
+    weights solve
+
+    .. math:: (Z_c^T Z_c + \lambda n I)\, w = Z_c^T (y - \bar y),
+
+    with :math:`Z_c` the centred features (so an intercept is fitted), which is exactly what
+    :meth:`fit` on all the rows at once would give, whatever the blocks.
+
+    Parameters
+    ----------
+    features : transformer or None
+        The feature map ψ. A fitted transformer is used as it is; an unfitted one is cloned and
+        fitted on the first block; None means ``RandomFourierFeatures(n_components=100)`` (RBF
+        kernel, γ = 1 / n_features).
+    lam : float > 0, default=1e-6
+        Ridge λ with per-sample scaling (penalty λ n ‖w‖²).
+    block_size : int, default=10000
+        Rows per block when :meth:`fit` streams an in-memory array.
+    random_state : int, RandomState or None
+        Seed for the default feature map.
+
+    Attributes
+    ----------
+    features_ : transformer
+        The feature map in use.
+    coef_ : ndarray of shape (n_targets, D) or (D,)
+    intercept_ : ndarray of shape (n_targets,) or float
+    n_samples_seen_ : int
+    n_features_in_ : int
+    """
+
+    _parameter_constraints = {
+        "features": [None, HasMethods(["fit", "transform"])],
+        "lam": [Interval(numbers.Real, 0, None, closed="neither")],
+        "block_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, features=None, *, lam=1e-6, block_size=10000, random_state=None):
+        self.features = features
+        self.lam = lam
+        self.block_size = block_size
+        self.random_state = random_state
+
+    def _reset(self):
+        for name in ("features_", "_ZtZ", "_Zty", "_zsum", "_ysum", "n_samples_seen_", "coef_"):
+            if hasattr(self, name):
+                delattr(self, name)
+
+    def fit(self, X, y):
+        """Stream ``X`` in blocks of ``block_size`` rows through :meth:`partial_fit`."""
+        self._reset()
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True)
+        for start in range(0, len(X), self.block_size):
+            self.partial_fit(X[start : start + self.block_size], y[start : start + self.block_size])
+        return self
+
+    def partial_fit(self, X, y):
+        """Add one block of rows to the sufficient statistics ZᵀZ, Zᵀy and refresh w."""
+        first = not hasattr(self, "_ZtZ")
+        if first:
+            self._validate_params()
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, reset=first)
+        Y = np.asarray(y, dtype=np.float64)
+        if first:
+            self._single_output = Y.ndim == 1
+            if self.features is None:
+                self.features_ = RandomFourierFeatures(
+                    n_components=100, random_state=self.random_state
+                )
+                self.features_.fit(X)
+            elif _is_fitted(self.features):
+                self.features_ = copy.deepcopy(self.features)
+            else:
+                self.features_ = clone(self.features).fit(X)
+        Y = Y[:, None] if Y.ndim == 1 else Y
+        if Y.shape[1] != (1 if first else self._Zty.shape[1]) and not first:
+            raise ValueError(
+                f"y has {Y.shape[1]} targets but earlier blocks had {self._Zty.shape[1]}."
+            )
+        Z = np.asarray(self.features_.transform(X), dtype=np.float64)
+        if first:
+            D = Z.shape[1]
+            self._ZtZ = np.zeros((D, D))
+            self._Zty = np.zeros((D, Y.shape[1]))
+            self._zsum = np.zeros(D)
+            self._ysum = np.zeros(Y.shape[1])
+            self.n_samples_seen_ = 0
+        self._ZtZ += Z.T @ Z
+        self._Zty += Z.T @ Y
+        self._zsum += Z.sum(axis=0)
+        self._ysum += Y.sum(axis=0)
+        self.n_samples_seen_ += len(Z)
+        self._solve()
+        return self
+
+    def _solve(self):
+        n = self.n_samples_seen_
+        zbar, ybar = self._zsum / n, self._ysum / n
+        G = self._ZtZ - n * np.outer(zbar, zbar)
+        c = self._Zty - n * np.outer(zbar, ybar)
+        G[np.diag_indices_from(G)] += self.lam * n
+        W = linalg.solve(G, c, assume_a="pos")
+        b = ybar - zbar @ W
+        if self._single_output:
+            self.coef_, self.intercept_ = W[:, 0], float(b[0])
+        else:
+            self.coef_, self.intercept_ = W.T, b
+
+    def predict(self, X):
+        """w·ψ(x) + b."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, reset=False)
+        Z = np.asarray(self.features_.transform(X), dtype=np.float64)
+        return Z @ self.coef_.T + self.intercept_
+
+
+# -- the data set of the large-scale benchmark -----------------------------------------------------
+def load_covertype(data_home=None, *, dtype=np.float32):
+    """Full UCI Covertype (581 012 × 54) from ``covtype.data.gz`` in ``data_home``.
+
+    ``data_home`` defaults to the ``KERNELCOURSE_DATA`` environment variable. Returns ``X``
+    (``dtype``) and the labels ``y`` in 1..7. The text is parsed with :func:`numpy.loadtxt`
+    on every call (about 10 s).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file is not there; the error names the variable to set.
+    """
+    import gzip
+    import os
+    import pathlib
+
+    home = data_home or os.environ.get("KERNELCOURSE_DATA")
+    if not home:
+        raise FileNotFoundError(
+            "set KERNELCOURSE_DATA (or pass data_home) to the folder holding covtype.data.gz."
+        )
+    path = pathlib.Path(home) / "covtype.data.gz"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist; download it from the UCI repository.")
+    with gzip.open(path, "rb") as fh:
+        data = np.loadtxt(fh, delimiter=",", dtype=np.int32)
+    return data[:, :-1].astype(dtype), data[:, -1].astype(np.int64)

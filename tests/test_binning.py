@@ -1,0 +1,87 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import laplacian_kernel
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kernelcourse.features import RandomBinningFeatures
+
+
+def _data(n=50, d=3, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+@parametrize_with_checks([RandomBinningFeatures(n_grids=5, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_sparse_one_hot_structure():
+    X = _data(100, 4, 1)
+    rb = RandomBinningFeatures(gamma=0.5, n_grids=20, random_state=0)
+    Z = rb.fit_transform(X)
+    assert sp.issparse(Z) and Z.format == "csr"
+    assert Z.shape == (100, rb.n_bins_.sum())
+    # one cell per grid per point, each worth 1/√P
+    np.testing.assert_array_equal(np.diff(Z.indptr), 20)
+    np.testing.assert_allclose(Z.data, 1 / np.sqrt(20))
+    np.testing.assert_allclose(np.asarray(Z.multiply(Z).sum(axis=1)).ravel(), 1.0)
+    # fit_transform and fit().transform agree
+    Z2 = RandomBinningFeatures(gamma=0.5, n_grids=20, random_state=0).fit(X).transform(X)
+    assert (Z != Z2).nnz == 0
+
+
+def test_pitch_distribution_is_gamma_2():
+    rb = RandomBinningFeatures(gamma=2.0, n_grids=4000, random_state=0).fit(_data(5, 5))
+    # Gamma(2, 1/γ): mean 2/γ, variance 2/γ²; shifts uniform on [0, δ)
+    assert abs(rb.pitches_.mean() - 1.0) < 0.02
+    assert abs(rb.pitches_.var() - 0.5) < 0.03
+    ratio = rb.shifts_ / rb.pitches_
+    assert ratio.min() >= 0 and ratio.max() < 1 and abs(ratio.mean() - 0.5) < 0.01
+
+
+def test_expectation_equals_laplacian_kernel():
+    X = _data(40, 3, 2)
+    K = laplacian_kernel(X, gamma=0.7)
+    Z = RandomBinningFeatures(gamma=0.7, n_grids=20000, random_state=1).fit_transform(X)
+    K_hat = (Z @ Z.T).toarray()
+    # z(x)ᵀz(y) is a mean of P Bernoulli(K) variables: standard error ≤ 0.5/√P ≈ 0.0035
+    assert np.abs(K_hat - K).max() < 6 * 0.5 / np.sqrt(20000)
+    np.testing.assert_allclose(np.diag(K_hat), 1.0)
+
+
+def test_error_falls_like_one_over_sqrt_P():
+    X = _data(60, 2, 3)
+    K = laplacian_kernel(X, gamma=1.0)
+    errs = []
+    for P in (25, 400):
+        e = [
+            np.abs((Z @ Z.T).toarray() - K).mean()
+            for Z in (
+                RandomBinningFeatures(gamma=1.0, n_grids=P, random_state=s).fit_transform(X)
+                for s in range(5)
+            )
+        ]
+        errs.append(np.mean(e))
+    # 16× more grids: error about 4× smaller
+    assert 2.5 < errs[0] / errs[1] < 6.5
+
+
+def test_unseen_cells_give_empty_entries():
+    X = _data(30, 2, 4)
+    rb = RandomBinningFeatures(gamma=1.0, n_grids=10, random_state=0).fit(X)
+    far = rb.transform(X + 1e6)
+    assert far.nnz == 0 and far.shape == (30, rb.n_bins_.sum())
+    assert rb.get_feature_names_out().shape == (rb.n_bins_.sum(),)
+
+
+def test_default_gamma_and_errors():
+    X = _data(20, 4)
+    assert RandomBinningFeatures(random_state=0).fit(X).gamma_ == 0.25
+    with pytest.raises(ValueError, match="gamma"):
+        RandomBinningFeatures(gamma=0).fit(X)
+    with pytest.raises(ValueError, match="n_grids"):
+        RandomBinningFeatures(n_grids=0).fit(X)
+    rb = RandomBinningFeatures(random_state=0).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        rb.transform(_data(3, 5))

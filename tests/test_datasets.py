@@ -1,0 +1,275 @@
+"""Loaders: real files when KERNELCOURSE_DATA holds them, tiny generated files otherwise; the
+download path against an HTTP server on 127.0.0.1 (no other network)."""
+
+import dataclasses
+import gzip
+import hashlib
+import http.server
+import io
+import os
+import pathlib
+import threading
+import zipfile
+
+import numpy as np
+import pytest
+
+from kernelcourse import datasets as ds
+
+SHARED = os.environ.get(ds.DATA_ENV)
+HAVE_REAL = SHARED is not None and all(
+    (pathlib.Path(SHARED) / s.filename).is_file() for s in ds.SOURCES.values()
+)
+
+sha = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
+
+ADULT_ROWS = [
+    "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, "
+    "Male, 2174, 0, 40, United-States, <=50K",
+    "50, Self-emp-not-inc, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, "
+    "White, Male, 0, 0, 13, United-States, >50K",
+    "38, Private, 215646, HS-grad, 9, Divorced, Handlers-cleaners, Not-in-family, White, Male, "
+    "0, 0, 40, ?, <=50K",
+    "53, Private, 234721, 11th, 7, Married-civ-spouse, Handlers-cleaners, Husband, Black, "
+    "Male, 0, 0, 40, United-States, <=50K",
+]
+
+
+def tiny_adult():
+    train = ("\n".join(ADULT_ROWS) + "\n\n").encode()
+    test = ("|1x3 Cross validator\n" + "\n".join(r + "." for r in ADULT_ROWS[1:]) + "\n\n").encode()
+    return train, test
+
+
+def tiny_covtype():
+    rng = np.random.default_rng(0)
+    rows = np.zeros((30, 55), dtype=np.int64)
+    rows[:, :10] = rng.integers(0, 3000, size=(30, 10))
+    rows[np.arange(30), 10 + rng.integers(0, 4, 30)] = 1
+    rows[np.arange(30), 14 + rng.integers(0, 40, 30)] = 1
+    rows[:, 54] = np.arange(30) % 7 + 1
+    return "".join(",".join(map(str, r)) + "\n" for r in rows).encode(), rows
+
+
+def tiny_mnist():
+    rng = np.random.default_rng(1)
+    arrays = {
+        "x_train": rng.integers(0, 256, size=(6, 28, 28), dtype=np.uint8),
+        "y_train": np.arange(6, dtype=np.uint8),
+        "x_test": rng.integers(0, 256, size=(2, 28, 28), dtype=np.uint8),
+        "y_test": np.array([3, 4], dtype=np.uint8),
+    }
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue(), arrays
+
+
+def zip_bytes(members):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    routes: dict = {}
+    hits: list = []
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        self.hits.append(self.path)
+        if self.path not in self.routes:
+            self.send_error(404)
+            return
+        body, mode = self.routes[self.path]
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if mode == "truncate":
+            # announce the whole file, send half of it, hang up
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    _Handler.routes, _Handler.hits = {}, []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    yield base, _Handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """No KERNELCOURSE_DATA, an empty cache folder."""
+    monkeypatch.delenv(ds.DATA_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "kernelcourse"
+
+
+def patch_source(monkeypatch, key, **changes):
+    monkeypatch.setitem(ds.SOURCES, key, dataclasses.replace(ds.SOURCES[key], **changes))
+
+
+def serve_tiny_adult(monkeypatch, server, mode="ok", corrupt=False):
+    base, handler = server
+    train, test = tiny_adult()
+    served_train = train.replace(b"39,", b"40,") if corrupt else train
+    handler.routes["/adult.zip"] = (
+        zip_bytes({"adult.data": served_train, "adult.test": test, "adult.names": b"x"}),
+        mode,
+    )
+    patch_source(
+        monkeypatch,
+        "adult.data",
+        url=base + "/adult.zip",
+        content_sha256={"adult.data": sha(train)},
+    )
+    patch_source(
+        monkeypatch, "adult.test", url=base + "/adult.zip", content_sha256={"adult.test": sha(test)}
+    )
+
+
+# -- download path -------------------------------------------------------------------------------
+def test_adult_download_verifies_and_caches(monkeypatch, server, isolated):
+    serve_tiny_adult(monkeypatch, server)
+    b = ds.load_adult()
+    # the row with "?" is dropped; labels with and without the trailing period
+    assert b.X_train.shape[0] == 3 and b.X_test.shape[0] == 2
+    np.testing.assert_array_equal(b.y_train, [0, 1, 0])
+    np.testing.assert_array_equal(b.y_test, [1, 0])
+    assert sorted(p.name for p in isolated.iterdir()) == ["adult.data.gz", "adult.test.gz"]
+    assert gzip.decompress((isolated / "adult.data.gz").read_bytes()) == tiny_adult()[0]
+    hits = len(server[1].hits)
+    ds.load_adult()  # second call: from the cache, no request
+    assert len(server[1].hits) == hits
+
+
+def test_checksum_mismatch_leaves_no_file(monkeypatch, server, isolated):
+    serve_tiny_adult(monkeypatch, server, corrupt=True)
+    with pytest.raises(ds.ChecksumError, match="adult.data"):
+        ds.load_adult()
+    assert not isolated.exists() or list(isolated.iterdir()) == []
+
+
+def test_interrupted_download_leaves_no_file(monkeypatch, server, isolated):
+    serve_tiny_adult(monkeypatch, server, mode="truncate")
+    with pytest.raises(ds.DataUnavailableError, match="interrupted|failed"):
+        ds.load_adult()
+    assert not isolated.exists() or list(isolated.iterdir()) == []
+
+
+def test_offline_error_names_file_and_variable(monkeypatch, isolated):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    patch_source(monkeypatch, "covtype", url=f"http://127.0.0.1:{port}/covertype.zip")
+    with pytest.raises(ds.DataUnavailableError) as info:
+        ds.load_covertype()
+    msg = str(info.value)
+    assert "covtype.data.gz" in msg and "KERNELCOURSE_DATA" in msg
+    with pytest.raises(ds.DataUnavailableError, match="download=False"):
+        ds.load_mnist(download=False)
+    assert not isolated.exists() or list(isolated.iterdir()) == []
+
+
+def test_covtype_download_of_gz_member(monkeypatch, server, isolated):
+    base, handler = server
+    text, rows = tiny_covtype()
+    handler.routes["/covertype.zip"] = (zip_bytes({"covtype.data.gz": gzip.compress(text)}), "ok")
+    patch_source(
+        monkeypatch,
+        "covtype",
+        url=base + "/covertype.zip",
+        content_sha256={"covtype.data": sha(text)},
+    )
+    b = ds.load_covertype(n_train=20, n_test=10, random_state=3)
+    assert b.X_train.shape == (20, 54) and b.X_test.shape == (10, 54)
+    assert len(b.feature_names) == 54
+    # a disjoint split of all rows, indicators untouched, numeric columns standardized
+    labels = np.sort(np.concatenate([b.y_train, b.y_test]))
+    np.testing.assert_array_equal(labels, np.sort(rows[:, 54]))
+    assert set(np.unique(b.X_train[:, 10:])) <= {0.0, 1.0}
+    np.testing.assert_allclose(b.X_train[:, :10].mean(axis=0), 0, atol=1e-12)
+    again = ds.load_covertype(n_train=20, n_test=10, random_state=3)
+    np.testing.assert_array_equal(again.X_test, b.X_test)
+    with pytest.raises(ValueError, match="n_train"):
+        ds.load_covertype(n_train=100, n_test=10)
+
+
+def test_mnist_download_checks_file_and_arrays(monkeypatch, server, isolated):
+    base, handler = server
+    payload, arrays = tiny_mnist()
+    handler.routes["/mnist.npz"] = (payload, "ok")
+    hashes = {k: sha(v.tobytes()) for k, v in arrays.items()}
+    patch_source(
+        monkeypatch,
+        "mnist",
+        url=base + "/mnist.npz",
+        content_sha256=hashes,
+        url_sha256=sha(payload),
+    )
+    b = ds.load_mnist()
+    assert b.X_train.shape == (6, 784) and b.X_train.dtype == np.float32
+    np.testing.assert_allclose(b.X_test[1], arrays["x_test"][1].ravel() / 255.0, rtol=1e-6)
+    np.testing.assert_array_equal(b.y_test, [3, 4])
+    (isolated / "mnist.npz").unlink()
+    patch_source(monkeypatch, "mnist", url_sha256="0" * 64)
+    with pytest.raises(ds.ChecksumError, match="mnist"):
+        ds.load_mnist()
+    assert list(isolated.iterdir()) == []
+
+
+# -- local files ---------------------------------------------------------------------------------
+def test_local_folder_and_corrupt_file(monkeypatch, tmp_path):
+    train, test = tiny_adult()
+    (tmp_path / "adult.data.gz").write_bytes(gzip.compress(train))
+    (tmp_path / "adult.test.gz").write_bytes(gzip.compress(test))
+    patch_source(monkeypatch, "adult.data", content_sha256={"adult.data": sha(train)})
+    patch_source(monkeypatch, "adult.test", content_sha256={"adult.test": sha(test)})
+    monkeypatch.setenv(ds.DATA_ENV, str(tmp_path))
+    b = ds.load_adult(download=False)
+    # one-hot columns + standardized numeric columns, names for each
+    assert b.X_train.shape[1] == len(b.feature_names)
+    assert "sex=Male" in b.feature_names and "age" in b.feature_names
+    bb = ds.load_adult(encoding="binary", download=False)
+    assert set(np.unique(bb.X_train)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(bb.X_train.sum(axis=1), 14)  # one level per attribute
+    (tmp_path / "adult.test.gz").write_bytes(gzip.compress(test + b"junk"))
+    with pytest.raises(ds.ChecksumError, match="adult.test"):
+        ds.load_adult(download=False)
+    with pytest.raises(ValueError, match="encoding"):
+        ds.load_adult(encoding="ordinal")
+
+
+@pytest.mark.skipif(not HAVE_REAL, reason="KERNELCOURSE_DATA does not hold the real files")
+def test_real_adult():
+    b = ds.load_adult()
+    assert b.X_train.shape == (30162, 104) and b.X_test.shape == (15060, 104)
+    assert b.y_train.sum() == 7508 and b.y_test.sum() == 3700
+    assert ds.load_adult(encoding="binary").X_train.shape == (30162, 120)
+
+
+@pytest.mark.skipif(not HAVE_REAL, reason="KERNELCOURSE_DATA does not hold the real files")
+def test_real_covertype_and_mnist():
+    b = ds.load_covertype(n_train=None)
+    assert b.X_train.shape == (571012, 54) and b.X_test.shape == (10000, 54)
+    np.testing.assert_array_equal(
+        np.bincount(np.concatenate([b.y_train, b.y_test]))[1:],
+        [211840, 283301, 35754, 2747, 9493, 17367, 20510],
+    )
+    m = ds.load_mnist()
+    assert len(m.X_train) + len(m.X_test) == 70000
+    np.testing.assert_array_equal(np.bincount(m.y_test)[:3], [980, 1135, 1032])
