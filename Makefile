@@ -22,13 +22,14 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
          -p tests.nbval_plugin \
          --nbval-cell-timeout=600
 
-.PHONY: help setup book book-test chromium test unit nbval notebooks lab bench lint clean
+.PHONY: help setup book book-test chromium test unit nbval notebooks homework lab bench lint clean
 
 help:
 	@echo "make book       build the HTML book into _build/html (offline)"
 	@echo "make test       unit tests, strict nbval over every notebook, then make book-test"
 	@echo "make book-test  build the book and check every page in headless Chromium"
 	@echo "make notebooks  re-execute every notebook in place"
+	@echo "make homework   release the student starters from book/homework/solutions"
 	@echo "make lab        start JupyterLab in the project environment"
 	@echo "make bench      speed comparisons against scikit-learn / LIBSVM"
 
@@ -77,6 +78,9 @@ nbval: $(STAMP)
 
 notebooks: $(STAMP)
 	$(PY) -m kernelcourse.notebooks execute book
+
+homework: $(STAMP)
+	$(PY) -m kernelcourse.homework release
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab book

@@ -14,7 +14,7 @@ import pathlib
 import sys
 import time
 
-__all__ = ["find_notebooks", "execute_notebook", "trim_metadata", "main"]
+__all__ = ["find_notebooks", "is_homework_starter", "execute_notebook", "trim_metadata", "main"]
 
 # The kernels render figures with Agg, as under strict nbval (tests/nbval_plugin.py), so the
 # stored outputs do not depend on the caller's matplotlib backend.
@@ -24,13 +24,25 @@ KERNEL_ENV = {"MPLBACKEND": "Agg"}
 _KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
+def is_homework_starter(path):
+    """Whether ``path`` is a released homework starter (``book/homework/*.ipynb``).
+
+    Starters are written with cleared outputs by ``python -m kernelcourse.homework release`` from
+    the solutions in ``book/homework/solutions/``; executing them in place would store outputs.
+    """
+    return pathlib.Path(path).parent.name == "homework"
+
+
 def find_notebooks(root):
-    """Every ``.ipynb`` below ``root`` (checkpoints and build folders excluded), sorted."""
+    """Every ``.ipynb`` below ``root`` (checkpoints, build folders and homework starters
+    excluded), sorted."""
     root = pathlib.Path(root)
     if root.is_file():
         return [root]
     skip = {".ipynb_checkpoints", "_build", ".venv"}
-    return sorted(p for p in root.rglob("*.ipynb") if not skip & set(p.parts))
+    return sorted(
+        p for p in root.rglob("*.ipynb") if not skip & set(p.parts) and not is_homework_starter(p)
+    )
 
 
 def trim_metadata(nb):

@@ -5,6 +5,8 @@ import pathlib
 
 import pytest
 
+from kernelcourse.notebooks import is_homework_starter
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(
     p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
@@ -12,8 +14,10 @@ NOTEBOOKS = sorted(
 
 
 def _is_starter(path):
-    # Student starters are published with outputs cleared on purpose.
-    return "starter" in path.parts or path.name.endswith("_starter.ipynb")
+    # Homework starters (book/homework/*.ipynb, released from book/homework/solutions/) are
+    # published with outputs cleared on purpose; nbval then runs their cells without comparing
+    # outputs, and tests/test_homework.py checks them against their solutions instead.
+    return is_homework_starter(path)
 
 
 def test_book_has_notebooks():
