@@ -10,6 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelcourse.bounds import hoeffding_deviation
 from kernelcourse.features import RandomFourierFeatures, fourier_features
+from kernelcourse.features.fourier import _cos_block, _cosine_coefficients
 from kernelcourse.kernels import RBF, Laplacian, Matern, Polynomial
 
 KERNELS = [RBF(0.3), Laplacian(0.5), Matern(0.5, 1.5), Matern(1.5, 1.0), Matern(2.5, 2.0)]
@@ -69,11 +70,33 @@ def test_fast_path_matches_plain_formula(dtype, exact):
     b = rng.uniform(0, 2 * np.pi, 40)
     scale = math.sqrt(2 / 40)
     plain = scale * np.cos(X.astype(np.float64) @ W.astype(np.float64) + b)
-    for n_threads in (1, 2):
+    for n_threads in (1, 2, None):
         out = fourier_features(X, W, b, scale, exact=exact, n_threads=n_threads)
         assert out.dtype == dtype
-        tol = 1e-6 if dtype == np.float64 else 2e-5 * np.abs(X @ W).max() * scale
+        tol = 1e-12 if dtype == np.float64 else 2e-5 * np.abs(X @ W).max() * scale
         np.testing.assert_allclose(out, plain, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "tol"),
+    # float32: the polynomial is within 1.1e-8; the rest is the rounding of t itself.
+    [(np.float32, 6e-7), (np.float64, 1e-14)],
+)
+def test_compiled_cosine_matches_numpy_over_many_periods(dtype, tol):
+    t = np.linspace(-400.0, 400.0, 200_001).astype(dtype)
+    t = np.concatenate([t, np.arange(-64, 65) * (np.pi / 2)]).astype(dtype)
+    out = t.reshape(1, -1).copy()
+    scale = np.full(out.shape[1], 0.5, dtype=dtype)
+    _cos_block(out, scale, exact=False)
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out[0], 0.5 * np.cos(t.astype(np.float64)), rtol=0, atol=tol)
+
+
+def test_cosine_polynomial_is_as_accurate_as_stated():
+    r = np.linspace(-np.pi, np.pi, 100_001)
+    for degree, bound in ((6, 1.2e-8), (10, 4e-15)):
+        coef = _cosine_coefficients(degree, np.dtype(np.float64))
+        np.testing.assert_allclose(np.polyval(coef, r * r), np.cos(r), rtol=0, atol=bound)
 
 
 def test_dtype_parameter_and_preservation():
@@ -164,6 +187,7 @@ def test_leverage_sampling_is_unbiased_and_weighted():
         ({"kernel": "laplacian", "sampling": "orthogonal"}, "rotation-invariant"),
         ({"kernel": "matern", "kernel_params": {"nu": 0.7}}, "nu"),
         ({"dtype": np.int32}, "dtype"),
+        ({"n_threads": 0}, "n_threads"),
     ],
 )
 def test_bad_parameters_raise_clear_errors(params, match):
