@@ -7,11 +7,18 @@ import time
 
 def best_time(fn, repeat=3):
     """Best wall-clock time of ``fn()`` over ``repeat`` runs (the least disturbed by noise)."""
-    best = float("inf")
+    return best_times([fn], repeat)[0]
+
+
+def best_times(fns, repeat=5):
+    """Best wall-clock time of each of ``fns`` over ``repeat`` rounds, one call of each per
+    round, so that a noisy stretch of a shared machine slows all of them alike."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
     return best
 
 
