@@ -46,7 +46,10 @@ def find_notebooks(root):
 
 
 def trim_metadata(nb):
-    """Drop volatile metadata in place: cell timings, kernel/version details, widget state."""
+    """Drop volatile metadata in place: cell timings, kernel/version details, widget state.
+
+    Adjacent outputs of one stream are also merged: how a cell's prints split into messages
+    depends on when the kernel flushed, not on what the cell printed."""
     nb.metadata = {
         "kernelspec": dict(_KERNELSPEC),
         "language_info": {"name": "python"},
@@ -56,7 +59,25 @@ def trim_metadata(nb):
         cell.metadata.pop("execution", None)
         cell.metadata.pop("collapsed", None)
         cell.metadata.pop("scrolled", None)
+        if cell.cell_type == "code":
+            cell.outputs = _merge_adjacent_streams(cell.outputs)
     return nb
+
+
+def _merge_adjacent_streams(outputs):
+    merged = []
+    for out in outputs:
+        prev = merged[-1] if merged else None
+        if (
+            out.output_type == "stream"
+            and prev is not None
+            and prev.output_type == "stream"
+            and prev.name == out.name
+        ):
+            prev.text += out.text
+        else:
+            merged.append(out)
+    return merged
 
 
 def execute_notebook(path, *, timeout=600, kernel_name="python3"):

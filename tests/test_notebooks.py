@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from kernelcourse.notebooks import is_homework_starter
+from kernelcourse.notebooks import is_homework_starter, trim_metadata
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(
@@ -63,3 +63,30 @@ def test_sanitizer_rewrites_only_timings_and_addresses():
     assert sanitize("<object at 0x7f3a2b1c9d10>") == "<object at <ADDRESS>>"
     kept = "accuracy 0.9731, D = 2000, gamma = 0.5, 10 samples, error 1.2e-05"
     assert sanitize(kept) == kept
+
+
+def test_trim_metadata_merges_split_streams_and_keeps_order():
+    nbformat = pytest.importorskip("nbformat")
+    v4 = nbformat.v4
+    cell = v4.new_code_cell(
+        "print(1); print(2); display(3); print(4)",
+        outputs=[
+            v4.new_output("stream", name="stdout", text="1\n"),
+            v4.new_output("stream", name="stdout", text="2\n"),
+            v4.new_output("stream", name="stderr", text="warn\n"),
+            v4.new_output("display_data", data={"text/plain": "3"}),
+            v4.new_output("stream", name="stdout", text="4\n"),
+        ],
+        metadata={"execution": {"iopub.status.busy": "now"}},
+    )
+    nb = trim_metadata(v4.new_notebook(cells=[cell]))
+    outputs = nb.cells[0].outputs
+    assert [(o.output_type, o.get("name")) for o in outputs] == [
+        ("stream", "stdout"),
+        ("stream", "stderr"),
+        ("display_data", None),
+        ("stream", "stdout"),
+    ]
+    assert outputs[0].text == "1\n2\n"
+    assert "execution" not in nb.cells[0].metadata
+    nbformat.validate(nb)
