@@ -145,7 +145,7 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     if n_threads == 1:
         work(starts)
         return out
-    # Contiguous halves per thread; BLAS limited to one thread (no oversubscription).
+    # A contiguous run of blocks per thread; BLAS limited to one thread (no oversubscription).
     per = -(-len(starts) // n_threads)
     chunks = [starts[i : i + per] for i in range(0, len(starts), per)]
     with threadpool_limits(limits=1, user_api="blas"):
