@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
@@ -25,10 +23,10 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
+from ._blocks import for_each_row_block
 
 __all__ = ["RandomFourierFeatures", "fourier_features"]
 
@@ -116,7 +114,7 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     exact : bool
         Use numpy's cosine instead of the compiled pass (slower; a reference).
     n_threads : int or None
-        None means the CPUs this process may run on.
+        None means every CPU this process may run on.
     """
     n, D = X.shape[0], W.shape[1]
     dtype = X.dtype
@@ -127,31 +125,13 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     Wa = np.vstack([W, np.asarray(offset, dtype=dtype)[None, :]]).astype(dtype, copy=False)
     scale = np.ascontiguousarray(np.broadcast_to(np.asarray(scale, dtype=dtype), (D,)))
     block = max(4, _BLOCK_ELEMENTS // max(D, 1))
-    starts = list(range(0, n, block))
-    if n_threads is None:
-        # sched_getaffinity respects CPU pinning (containers, taskset); macOS lacks it.
-        if hasattr(os, "sched_getaffinity"):
-            n_threads = len(os.sched_getaffinity(0))
-        else:
-            n_threads = os.cpu_count() or 1
-    n_threads = max(1, min(int(n_threads), len(starts)))
 
-    def work(chunk):
-        for s in chunk:
-            o = out[s : s + block]
-            np.matmul(Xa[s : s + block], Wa, out=o)
-            _cos_block(o, scale, exact)
+    def work(start, stop):
+        o = out[start:stop]
+        np.matmul(Xa[start:stop], Wa, out=o)
+        _cos_block(o, scale, exact)
 
-    if n_threads == 1:
-        work(starts)
-        return out
-    # A contiguous run of blocks per thread; BLAS limited to one thread (no oversubscription).
-    per = -(-len(starts) // n_threads)
-    chunks = [starts[i : i + per] for i in range(0, len(starts), per)]
-    with threadpool_limits(limits=1, user_api="blas"):
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            for f in [pool.submit(work, c) for c in chunks]:
-                f.result()
+    for_each_row_block(n, block, work, n_threads)
     return out
 
 

@@ -31,6 +31,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
+from ._blocks import for_each_row_block
 
 __all__ = ["Nystroem", "RankDeficiencyWarning", "ridge_leverage_scores"]
 
@@ -44,13 +45,17 @@ class RankDeficiencyWarning(UserWarning):
 
 
 def _kernel_blocks(kernel, X, C, W_T, dtype):
-    """``k(X, C) @ W_T`` block by block, each product written straight into the output."""
+    """``k(X, C) @ W_T`` block by block, each product written straight into the output; the
+    blocks are shared among threads, so the kernel's element-wise passes (exp) run on all
+    CPUs, not only the matrix products."""
     n, m = len(X), len(C)
     rows = max(64, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(m, 1)))
     out = np.empty((n, W_T.shape[1]), dtype=dtype)
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
+
+    def work(start, stop):
         np.matmul(kernel(X[start:stop], C), W_T, out=out[start:stop])
+
+    for_each_row_block(n, rows, work)
     return out
 
 

@@ -1,0 +1,48 @@
+"""Row blocks of an (n, ·) output shared among threads.
+
+The feature maps fill their output a block of rows at a time: a small matrix product followed
+by element-wise passes (cos, exp) while the block is in cache. numpy's element-wise ufuncs run
+on one thread, so the blocks themselves are spread over threads instead, with BLAS limited to
+one thread per block to avoid oversubscription. Every step releases the GIL.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+from threadpoolctl import threadpool_limits
+
+__all__ = ["available_cpus", "for_each_row_block"]
+
+
+def available_cpus():
+    """The CPUs this process may run on (respecting pinning by taskset or a container)."""
+    if hasattr(os, "sched_getaffinity"):  # not on macOS
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def for_each_row_block(n, block, work, n_threads=None):
+    """Call ``work(start, stop)`` for the blocks ``[start, stop)`` of ``range(n)``.
+
+    Each of ``n_threads`` threads (None: :func:`available_cpus`) takes a contiguous run of
+    blocks, so neighbouring rows are written by one thread. ``work`` must write disjoint rows.
+    """
+    starts = list(range(0, n, block))
+    n_threads = available_cpus() if n_threads is None else int(n_threads)
+    n_threads = max(1, min(n_threads, len(starts)))
+
+    def run(chunk):
+        for start in chunk:
+            work(start, min(start + block, n))
+
+    if n_threads == 1:
+        run(starts)
+        return
+    per = -(-len(starts) // n_threads)
+    chunks = [starts[i : i + per] for i in range(0, len(starts), per)]
+    with threadpool_limits(limits=1, user_api="blas"):
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            for f in [pool.submit(run, c) for c in chunks]:
+                f.result()
