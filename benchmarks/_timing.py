@@ -5,14 +5,10 @@ from __future__ import annotations
 import time
 
 
-def best_time(fn, repeat=3):
-    """Best wall-clock time of ``fn()`` over ``repeat`` runs (the least disturbed by noise)."""
-    return best_times([fn], repeat)[0]
-
-
 def best_times(fns, repeat=5):
-    """Best wall-clock time of each of ``fns`` over ``repeat`` rounds, one call of each per
-    round, so that a noisy stretch of a shared machine slows all of them alike."""
+    """Best wall-clock time of each of ``fns`` over ``repeat`` rounds (the best is the run least
+    disturbed by noise). Each round calls every function once, so that a noisy stretch of a
+    shared machine slows all of them alike."""
     best = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, fn in enumerate(fns):

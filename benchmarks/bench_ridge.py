@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
 
 from kernelcourse.ridge import KernelRidge
 
-from ._timing import result
-
-
-def _seconds(fn):
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+from ._timing import best_times, result
 
 
 def run(smoke=False):
@@ -35,16 +27,9 @@ def run(smoke=False):
         dtype: KernelRidge(kernel="rbf", gamma=gamma, lam=lam, dtype=dtype)
         for dtype in ("float64", "float32")
     }
-    # Interleave the runs so that both sides see the same background load; keep the best.
-    best = {"reference": np.inf, **{dtype: np.inf for dtype in models}}
-    for _ in range(repeat):
-        best["reference"] = min(best["reference"], _seconds(reference))
-        for dtype, model in models.items():
-            t = _seconds(lambda model=model: model.fit(X, y).predict(X_test))
-            best[dtype] = min(best[dtype], t)
+    fits = [lambda model=model: model.fit(X, y).predict(X_test) for model in models.values()]
+    t_ref, *t_ours = best_times([reference, *fits], repeat)
     return [
-        result(
-            f"KernelRidge RBF fit+predict n={n} d={d} {dtype}", best[dtype], best["reference"], 1.5
-        )
-        for dtype in models
+        result(f"KernelRidge RBF fit+predict n={n} d={d} {dtype}", t, t_ref, 1.5)
+        for dtype, t in zip(models, t_ours, strict=True)
     ]
