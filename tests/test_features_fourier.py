@@ -77,6 +77,40 @@ def test_fast_path_matches_plain_formula(dtype, exact):
         np.testing.assert_allclose(out, plain, rtol=0, atol=tol)
 
 
+def test_fourier_features_casts_and_broadcasts():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20, 3))
+    W = rng.normal(size=(3, 8))
+    out = fourier_features(X.astype(np.float32), W, 0.5, 2.0)
+    assert out.dtype == np.float32  # W follows X's dtype
+    np.testing.assert_allclose(out, 2.0 * np.cos(X @ W + 0.5), atol=2e-5)
+    ints = fourier_features(np.arange(6).reshape(3, 2), np.ones((2, 4)), np.zeros(4), 1.0)
+    assert ints.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"X": np.ones(3)}, ValueError, "X must be a 2-D array"),
+        ({"X": np.array([[np.nan, 1.0, 2.0]])}, ValueError, "X contains NaN"),
+        ({"X": np.array([["a", "b", "c"]])}, TypeError, "X must be a numeric array"),
+        ({"W": np.ones((4, 5))}, ValueError, r"W must have shape \(d, D\) with d = 3"),
+        ({"W": np.ones(5)}, ValueError, "W must be a 2-D array"),
+        ({"offset": np.zeros(4)}, ValueError, r"offset must be a number or have shape \(5,\)"),
+        ({"offset": np.array([np.inf] * 5)}, ValueError, "offset contains NaN"),
+        ({"scale": np.ones((5, 1))}, ValueError, "scale must be a number or have shape"),
+        ({"scale": "big"}, TypeError, "scale must be a real number"),
+        ({"n_threads": 0}, ValueError, "n_threads must be None or an integer >= 1"),
+        ({"n_threads": 1.5}, ValueError, "n_threads"),
+    ],
+)
+def test_fourier_features_rejects_bad_input(kwargs, error, match):
+    args = {"X": np.ones((2, 3)), "W": np.ones((3, 5)), "offset": np.zeros(5), "scale": 1.0}
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        fourier_features(**args)
+
+
 @pytest.mark.parametrize(
     ("dtype", "tol"),
     # float32: the polynomial is within 1.1e-8; the rest is the rounding of t itself.

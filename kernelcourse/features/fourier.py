@@ -24,6 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import as_float_matrix
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
 from ._blocks import for_each_row_block
@@ -94,6 +95,21 @@ def _cos_block(out, scale, exact):
     _scaled_cos(out, scale, _COS_COEFFICIENTS[out.dtype], *_REDUCTION_CONSTANTS[out.dtype])
 
 
+def _as_finite_vector(value, name, D, dtype):
+    """A scalar or a length-D vector, as a contiguous length-D array of ``dtype``."""
+    arr = np.asarray(value)
+    if not (np.issubdtype(arr.dtype, np.number) and not np.iscomplexobj(arr)):
+        raise TypeError(f"{name} must be a real number or array, got dtype {arr.dtype}.")
+    if arr.shape not in ((), (1,), (D,)):
+        raise ValueError(
+            f"{name} must be a number or have shape ({D},), one entry per column of W, "
+            f"got shape {arr.shape}."
+        )
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return np.ascontiguousarray(np.broadcast_to(arr.astype(dtype), (D,)))
+
+
 def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     r"""``scale * cos(X @ W + offset)`` computed block by block, in the dtype of ``X``.
 
@@ -107,23 +123,37 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float32 or float64
-    W : ndarray of shape (d, D), same dtype (Ωᵀ)
-    offset : ndarray of shape (D,)
-    scale : float or ndarray of shape (D,)
+    X : array-like of shape (n, d)
+        float32 stays float32; anything else is computed in float64.
+    W : array-like of shape (d, D)
+        Ωᵀ, cast to the dtype of X.
+    offset : float or array-like of shape (D,)
+    scale : float or array-like of shape (D,)
     exact : bool
         Use numpy's cosine instead of the compiled pass (slower; a reference).
     n_threads : int or None
         None means every CPU this process may run on.
     """
-    n, D = X.shape[0], W.shape[1]
+    X = as_float_matrix(X, "X")
     dtype = X.dtype
+    W = as_float_matrix(W, "W").astype(dtype, copy=False)
+    if W.shape[0] != X.shape[1]:
+        raise ValueError(
+            f"W must have shape (d, D) with d = {X.shape[1]}, the number of columns of X "
+            f"(W is Ωᵀ), got shape {W.shape}."
+        )
+    n, D = X.shape[0], W.shape[1]
+    offset = _as_finite_vector(offset, "offset", D, dtype)
+    scale = _as_finite_vector(scale, "scale", D, dtype)
+    if n_threads is not None and (
+        isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1
+    ):
+        raise ValueError(f"n_threads must be None or an integer >= 1, got {n_threads!r}.")
     out = np.empty((n, D), dtype=dtype)
     Xa = np.empty((n, X.shape[1] + 1), dtype=dtype)
     Xa[:, :-1] = X
     Xa[:, -1] = 1
-    Wa = np.vstack([W, np.asarray(offset, dtype=dtype)[None, :]]).astype(dtype, copy=False)
-    scale = np.ascontiguousarray(np.broadcast_to(np.asarray(scale, dtype=dtype), (D,)))
+    Wa = np.vstack([W, offset[None, :]])
     block = max(4, _BLOCK_ELEMENTS // max(D, 1))
 
     def work(start, stop):
