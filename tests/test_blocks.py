@@ -25,7 +25,7 @@ def test_every_row_is_visited_once(n, block, n_threads):
     np.testing.assert_array_equal(visits, 1)
 
 
-def test_threads_run_at_once_on_contiguous_runs_and_blas_is_restored():
+def test_threads_run_at_once_on_contiguous_runs_with_one_blas_thread_each():
     before = [(i["user_api"], i["num_threads"]) for i in threadpool_info()]
     # Both threads must reach the barrier before either goes on: the runs are concurrent.
     barrier = threading.Barrier(2, timeout=30)
@@ -34,6 +34,8 @@ def test_threads_run_at_once_on_contiguous_runs_and_blas_is_restored():
     def work(start, stop):
         if start in (0, 50):
             barrier.wait()
+            # One BLAS thread per block while the blocks run: no oversubscription.
+            assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} == {1}
         seen.setdefault(threading.get_ident(), []).append(start)
 
     for_each_row_block(100, 10, work, n_threads=2)
