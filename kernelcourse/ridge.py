@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._threads import single_blas_thread
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
 
@@ -37,21 +38,11 @@ __all__ = ["RidgeRegression", "KernelRidge", "FeatureRidge", "solve_regularized_
 # Below this size a threaded Cholesky gains little, and on a busy machine its threads can wait
 # on each other for far longer than the factorization takes; factor with one BLAS thread.
 _SINGLE_THREAD_MAX_N = 512
-_blas_controller = None
-
-
-def _single_blas_thread():
-    global _blas_controller
-    if _blas_controller is None:
-        from threadpoolctl import ThreadpoolController
-
-        _blas_controller = ThreadpoolController()
-    return _blas_controller.limit(limits=1, user_api="blas")
 
 
 def _cho_factor(M):
     if M.shape[0] <= _SINGLE_THREAD_MAX_N:
-        with _single_blas_thread():
+        with single_blas_thread():
             return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
     return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
 

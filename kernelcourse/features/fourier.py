@@ -24,10 +24,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._threads import for_each_row_block
 from .._validation import as_float_matrix
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
-from ._blocks import for_each_row_block
 
 __all__ = ["RandomFourierFeatures", "fourier_features"]
 
@@ -142,13 +142,17 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
             f"W must have shape (d, D) with d = {X.shape[1]}, the number of columns of X "
             f"(W is Ωᵀ), got shape {W.shape}."
         )
-    n, D = X.shape[0], W.shape[1]
+    D = W.shape[1]
     offset = _as_finite_vector(offset, "offset", D, dtype)
     scale = _as_finite_vector(scale, "scale", D, dtype)
-    if n_threads is not None and (
-        isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1
-    ):
-        raise ValueError(f"n_threads must be None or an integer >= 1, got {n_threads!r}.")
+    return _fourier_features(X, W, offset, scale, exact, n_threads)
+
+
+def _fourier_features(X, W, offset, scale, exact, n_threads):
+    """:func:`fourier_features` on checked input: X (n, d) and W (d, D) of one float dtype,
+    offset and scale contiguous (D,) arrays of it."""
+    n, D = X.shape[0], W.shape[1]
+    dtype = X.dtype
     out = np.empty((n, D), dtype=dtype)
     Xa = np.empty((n, X.shape[1] + 1), dtype=dtype)
     Xa[:, :-1] = X
@@ -385,28 +389,22 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         X = X.astype(dtype, copy=False)
         D = self.n_components
         W = self.omega_.T.astype(dtype)
+
+        def features(offset, scale):
+            # X and W were checked here and at fit: skip fourier_features' own checks.
+            return _fourier_features(
+                X, W, offset.astype(dtype), scale.astype(dtype), self.exact_cos, self.n_threads
+            )
+
         if self.map == "complex":
             scale = math.sqrt(self._mass / D) * self.weights_
-            re = fourier_features(
-                X, W, self.offset_, scale, exact=self.exact_cos, n_threads=self.n_threads
-            )
-            im = fourier_features(
-                X,
-                W,
-                self.offset_ + math.pi / 2,
-                scale,
-                exact=self.exact_cos,
-                n_threads=self.n_threads,
-            )
             # exp(−it) = cos t − i sin t and cos(t + π/2) = −sin t.
+            re, im = features(self.offset_, scale), features(self.offset_ + math.pi / 2, scale)
             ctype = np.complex64 if dtype == np.float32 else np.complex128
             out = np.empty(re.shape, dtype=ctype)
             out.real, out.imag = re, im
             return out
-        scale = math.sqrt(2.0 * self._mass / D) * self.weights_
-        return fourier_features(
-            X, W, self.offset_, scale, exact=self.exact_cos, n_threads=self.n_threads
-        )
+        return features(self.offset_, math.sqrt(2.0 * self._mass / D) * self.weights_)
 
     def approximate_kernel(self, X, Y=None):
         r""":math:`\psi(X)\psi(Y)^T` (real part for the complex map), the estimate of K."""

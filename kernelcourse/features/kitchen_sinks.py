@@ -31,8 +31,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
+from .._threads import single_blas_thread
 from .._validation import as_float_matrix, check_positive
 from ..kernels import Kernel
 
@@ -321,7 +321,7 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
     bounds = [(None if lo == -np.inf else lo, None if hi == np.inf else hi) for lo, hi in bounds]
     theta0 = np.zeros(q + int(intercept))
     # Hundreds of cheap matrix-vector products: BLAS threads only add synchronisation cost.
-    with threadpool_limits(limits=1, user_api="blas"):
+    with single_blas_thread():
         res = minimize(
             objective,
             theta0,

@@ -30,8 +30,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._threads import for_each_row_block
 from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
-from ._blocks import for_each_row_block
 
 __all__ = ["Nystroem", "RankDeficiencyWarning", "ridge_leverage_scores"]
 

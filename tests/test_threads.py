@@ -1,4 +1,5 @@
-"""The row-block runner behind the feature maps: every row once, any thread count."""
+"""Thread helpers: the row-block runner behind the feature maps visits every row once, at
+any thread count, with one BLAS thread per block."""
 
 import threading
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from kernelcourse.features._blocks import available_cpus, for_each_row_block
+from kernelcourse._threads import available_cpus, for_each_row_block
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 64, 1000])

@@ -1,4 +1,5 @@
-"""Row blocks of an (n, ·) output shared among threads.
+"""Threads and BLAS: how many CPUs to use, one BLAS thread where more would only contend, and
+row blocks of an (n, ·) output shared among threads.
 
 The feature maps fill their output a block of rows at a time: a small matrix product followed
 by element-wise passes (cos, exp) while the block is in cache. numpy's element-wise ufuncs run
@@ -9,12 +10,13 @@ one thread per block to avoid oversubscription. Every step releases the GIL.
 from __future__ import annotations
 
 import functools
+import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["available_cpus", "for_each_row_block"]
+__all__ = ["available_cpus", "for_each_row_block", "single_blas_thread"]
 
 
 def available_cpus():
@@ -27,8 +29,13 @@ def available_cpus():
 @functools.cache
 def _blas_controller():
     # Built once: scanning the loaded libraries costs ~2 ms, a noticeable share of a transform.
-    # The blocks multiply with numpy's BLAS, which is loaded before this module is imported.
+    # The callers multiply with numpy's and scipy's BLAS, loaded before the first call.
     return ThreadpoolController()
+
+
+def single_blas_thread():
+    """Context manager limiting BLAS to one thread while it is active."""
+    return _blas_controller().limit(limits=1, user_api="blas")
 
 
 def for_each_row_block(n, block, work, n_threads=None):
@@ -37,9 +44,14 @@ def for_each_row_block(n, block, work, n_threads=None):
     Each of ``n_threads`` threads (None: :func:`available_cpus`) takes a contiguous run of
     blocks, so neighbouring rows are written by one thread. ``work`` must write disjoint rows.
     """
+    if n_threads is None:
+        n_threads = available_cpus()
+    elif (
+        isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1
+    ):
+        raise ValueError(f"n_threads must be None or an integer >= 1, got {n_threads!r}.")
     starts = list(range(0, n, block))
-    n_threads = available_cpus() if n_threads is None else int(n_threads)
-    n_threads = max(1, min(n_threads, len(starts)))
+    n_threads = max(1, min(int(n_threads), len(starts)))
 
     def run(chunk):
         for start in chunk:
@@ -50,7 +62,7 @@ def for_each_row_block(n, block, work, n_threads=None):
         return
     per = -(-len(starts) // n_threads)
     chunks = [starts[i : i + per] for i in range(0, len(starts), per)]
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    with single_blas_thread():
         with ThreadPoolExecutor(max_workers=n_threads) as pool:
             for f in [pool.submit(run, c) for c in chunks]:
                 f.result()
