@@ -42,6 +42,8 @@ __all__ = [
     "load_covertype",
     "load_covertype_full",
     "load_mnist",
+    "load_benchmark",
+    "benchmark_results_dir",
 ]
 
 DATA_ENV = "KERNELCOURSE_DATA"
@@ -422,3 +424,38 @@ def load_mnist(*, data_home=None, download=True):
         y_test=parts["y_test"].astype(np.int64),
         feature_names=np.array([f"pixel_{r}_{c}" for r in range(28) for c in range(28)]),
     )
+
+
+def benchmark_results_dir():
+    """The folder of the benchmark records that ship with the package.
+
+    ``python -m benchmarks`` writes its full-data runs here (one JSON file per benchmark, with
+    the machine, the date and the versions), so that an installed package, and a chapter run
+    outside the repository, read the same numbers the book quotes.
+    """
+    return pathlib.Path(__file__).resolve().parent / "benchmark_results"
+
+
+def load_benchmark(name):
+    """The stored benchmark record ``name`` (for example ``"scale_covertype"``) as a dict.
+
+    Parameters
+    ----------
+    name : str
+        File stem of a record in :func:`benchmark_results_dir`.
+
+    Returns
+    -------
+    dict
+        The record as written by ``python -m benchmarks``: ``date``, ``machine``, ``settings``
+        and ``runs`` among its keys.
+    """
+    import json
+
+    if not isinstance(name, str) or not name or not name.replace("_", "").isalnum():
+        raise ValueError(f"name must be the stem of a stored benchmark record, got {name!r}.")
+    path = benchmark_results_dir() / f"{name}.json"
+    if not path.is_file():
+        known = sorted(p.stem for p in benchmark_results_dir().glob("*.json"))
+        raise ValueError(f"no stored benchmark record {name!r}; known records: {known}.")
+    return json.loads(path.read_text(encoding="utf-8"))

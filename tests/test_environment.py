@@ -11,12 +11,19 @@ from packaging.utils import canonicalize_name
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+# Extras the conda environment does not carry: PyTorch is large and users pick its build (CPU or
+# CUDA) themselves; the array-API path works with whatever torch is installed.
+NOT_IN_CONDA_ENV = {"torch"}
+
+
 def pyproject_packages(text):
-    """{name: specifier} for the runtime dependencies, every extra and Python itself."""
+    """{name: specifier} for the runtime dependencies, every extra the conda environment
+    carries, and Python itself."""
     project = tomllib.loads(text)["project"]
     reqs = list(project["dependencies"])
-    for extra in project.get("optional-dependencies", {}).values():
-        reqs += extra
+    for name, extra in project.get("optional-dependencies", {}).items():
+        if name not in NOT_IN_CONDA_ENV:
+            reqs += extra
     packages = {"python": str(Requirement(f"python{project['requires-python']}").specifier)}
     for req in map(Requirement, reqs):
         packages[canonicalize_name(req.name)] = str(req.specifier)
