@@ -8,7 +8,7 @@ __all__ = ["use_style", "new_figure", "loglog_with_slopes", "fit_loglog_slope"]
 
 _STYLE = {
     "figure.figsize": (6.4, 4.0),
-    "figure.dpi": 90,
+    "figure.dpi": 100,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
@@ -25,26 +25,36 @@ _STYLE = {
 def use_style():
     """Apply the book's matplotlib style (call once at the top of a chapter).
 
-    Inside a Jupyter kernel it also lets figures be displayed as PNG whatever the matplotlib
-    backend is, so that ``glue("fig-name", fig, display=False)`` stores an image for the book
-    (``make`` exports ``MPLBACKEND=Agg``; with that backend IPython would keep only the text
-    ``<Figure size ...>``).
+    Inside a Jupyter kernel it also makes figures display as PNG at twice their size in pixels
+    (IPython's ``retina`` format, with the logical size in the output's metadata), so they stay
+    sharp on high-density screens and at any zoom, in Jupyter and in the book alike. A figure
+    is an ordinary cell output; the book numbers and captions it from the cell's
+    ``mystnb.figure`` metadata.
     """
     import matplotlib.pyplot as plt
 
     plt.rcParams.update(_STYLE)
-    _display_figures_as_png()
+    _display_figures_sharp()
 
 
-def _display_figures_as_png():
+def _display_figures_sharp():
     try:
         from IPython import get_ipython
         from IPython.core.pylabtools import select_figure_formats
     except ImportError:  # IPython is not installed: there is no notebook to display in
         return
     shell = get_ipython()
-    if shell is not None:
-        select_figure_formats(shell, {"png"})
+    if shell is None:
+        return
+    try:
+        # The inline backend re-selects its configured formats when pyplot first draws; make
+        # that selection retina too, not only the current one.
+        from matplotlib_inline.config import InlineBackend
+
+        InlineBackend.instance().figure_formats = {"retina"}
+    except ImportError:  # another frontend's backend: the formatter below is all there is
+        pass
+    select_figure_formats(shell, {"retina"})
 
 
 def new_figure(ncols=1, nrows=1, *, width=None, height=None, **kwargs):

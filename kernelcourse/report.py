@@ -1,17 +1,23 @@
-"""Tables that print the same numbers as plain text and as HTML.
+"""Tables and prose that print the same numbers as plain text and as rich output.
 
 Chapters show results with :class:`Table`: the plain-text form is what strict nbval compares, and
 the HTML form is what the book renders; both come from the same rounded strings.
+
+A sentence that quotes computed numbers is written with :func:`md` in a code cell (tagged
+``remove-input`` for the book): Jupyter shows it as rendered Markdown under the cell, the book
+renders it as MyST (math and roles included) in place of the cell, and strict nbval compares
+its text, numbers to their printed precision.
 """
 
 from __future__ import annotations
 
 import html
 import numbers
+import textwrap
 
 import numpy as np
 
-__all__ = ["Table", "fmt_sig", "fmt_time"]
+__all__ = ["Table", "Markdown", "md", "fmt_sig", "fmt_time"]
 
 
 def fmt_sig(value, digits=4):
@@ -74,3 +80,36 @@ class Table:
         )
         cap = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
         return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+class Markdown:
+    """Markdown text with computed numbers in it, displayed as rendered prose.
+
+    The same text is the ``text/markdown`` output that Jupyter and the book render and the
+    ``text/plain`` output that strict nbval compares.
+
+    Parameters
+    ----------
+    text : str
+        MyST Markdown; common leading indentation and surrounding blank lines are removed.
+    """
+
+    def __init__(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}.")
+        self.text = textwrap.dedent(text).strip()
+
+    def __repr__(self):
+        return self.text
+
+    def _repr_markdown_(self):
+        return self.text
+
+
+def md(text):
+    """Prose with computed numbers for a chapter: ``md(f"accuracy {acc:.1%} on {n} points")``.
+
+    Put it last in a code cell tagged ``remove-input``: the reader sees the rendered sentence in
+    Jupyter and in the book, never role markup, and nbval checks every number in it.
+    """
+    return Markdown(text)

@@ -26,3 +26,25 @@ def test_table_text_and_html_agree():
 def test_table_rejects_ragged_rows():
     with pytest.raises(ValueError, match="row 1 has 1 cells but there are 2 headers"):
         Table([[1, 2], [3]], ["x", "y"])
+
+
+def test_md_is_markdown_and_plain_text_alike():
+    from kernelcourse.report import md
+
+    prose = md(
+        """
+        The fit reaches $R^2 = 0.47$ on
+        89 points.
+        """
+    )
+    assert prose._repr_markdown_() == "The fit reaches $R^2 = 0.47$ on\n89 points."
+    assert repr(prose) == prose._repr_markdown_()
+
+
+def test_md_rejects_non_text():
+    import pytest
+
+    from kernelcourse.report import md
+
+    with pytest.raises(TypeError, match="text must be a str"):
+        md(0.5)
