@@ -17,7 +17,7 @@ change here, and nothing else:
 import os
 from collections import defaultdict
 
-from nbval.plugin import IPyNbCell, IPyNbFile, transform_streams_for_comparison
+from nbval.plugin import IPyNbCell, IPyNbFile, _trim_base64, transform_streams_for_comparison
 
 from kernelcourse.notebooks import KERNEL_ENV, first_difference
 
@@ -67,6 +67,8 @@ def compare_outputs(self, test, ref, skip_compare=None):
         if len(new_values) != len(stored_values):
             self.comparison_traceback.append(
                 f"{len(stored_values)} stored outputs of {key!r} but {len(new_values)} computed"
+                f"\n  stored:   {[_trim_base64(v) for v in stored_values]}"
+                f"\n  computed: {[_trim_base64(v) for v in new_values]}"
             )
             return False
         for ref_out, test_out in zip(stored_values, new_values, strict=True):
