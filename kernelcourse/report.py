@@ -11,13 +11,21 @@ its text, numbers to their printed precision.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import numbers
+import re
 import textwrap
 
 import numpy as np
 
 __all__ = ["Table", "Markdown", "md", "fmt_sig", "fmt_time"]
+
+
+# A cell that reads as a number (with an optional unit or percent sign): right-aligned.
+_NUMERIC = re.compile(
+    r"^[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$"
+)
 
 
 def fmt_sig(value, digits=4):
@@ -74,12 +82,37 @@ class Table:
         return "\n".join(out)
 
     def _repr_html_(self):
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in self.cells
+        return self.to_styler().to_html()
+
+    def to_styler(self):
+        """The table as a pandas ``Styler``: numeric columns right-aligned, no index, a
+        caption, and stable element ids (derived from the content), as the book renders it.
+
+        Needs pandas (the ``notebooks`` extra)."""
+        try:
+            import pandas as pd
+        except ImportError as err:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "HTML tables need pandas: pip install 'kernelcourse[notebooks]'"
+            ) from err
+        frame = pd.DataFrame(self.cells, columns=range(len(self.headers)))
+        uuid = hashlib.sha1(repr(self).encode("utf-8")).hexdigest()[:10]
+        right = [
+            {"selector": f"td.col{j}, th.col_heading.col{j}", "props": "text-align: right;"}
+            for j in range(len(self.headers))
+            if self.cells and all(_NUMERIC.match(row[j]) for row in self.cells)
+        ]
+        styler = (
+            frame.style.hide(axis="index")
+            .format(escape="html")
+            .format_index(lambda j: html.escape(self.headers[j]), axis="columns")
+            .set_uuid(uuid)
+            .set_table_attributes('class="kc-table"')
+            .set_table_styles(right)
         )
-        cap = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
-        return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        if self.title:
+            styler = styler.set_caption(html.escape(self.title))
+        return styler
 
 
 class Markdown:

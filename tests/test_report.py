@@ -48,3 +48,19 @@ def test_md_rejects_non_text():
 
     with pytest.raises(TypeError, match="text must be a str"):
         md(0.5)
+
+
+def test_html_table_right_aligns_numbers_and_escapes_text():
+    import pytest
+
+    pytest.importorskip("pandas")
+    from kernelcourse.report import Table
+
+    t = Table([["rff", 0.8132, "1.2 s"], ["a<b", 85, "10 ms"]], ["method", "acc", "time"],
+              title="x < y")
+    html = t._repr_html_()
+    assert 'class="kc-table"' in html
+    assert "td.col1" in html and "td.col2" in html and "td.col0" not in html
+    assert "a&lt;b" in html and "x &lt; y" in html
+    assert html == Table([["rff", 0.8132, "1.2 s"], ["a<b", 85, "10 ms"]],
+                         ["method", "acc", "time"], title="x < y")._repr_html_()

@@ -260,8 +260,18 @@ class CourseMap(SphinxDirective):
         return [container]
 
 
+STATIC_DIR = pathlib.Path(__file__).resolve().parent / "static"
+
+
+def add_static(app):
+    """The book's own stylesheet (result tables, figures) from ``book/_ext/static``."""
+    app.config.html_static_path = [*app.config.html_static_path, str(STATIC_DIR)]
+
+
 def setup(app):
     app.connect("config-inited", configure_launch_buttons)
+    app.connect("builder-inited", add_static)
+    app.add_css_file("kernelcourse.css")
     app.connect("builder-inited", setup_mathjax)
     # After sphinx-thebe's own handlers (default priority 500).
     app.connect("doctree-resolved", drop_thebe_config, priority=900)
