@@ -1,8 +1,13 @@
 """The built book as a reader gets it, opened from disk in headless Chromium with no network.
 
 Run through `make book-test` (part of `make test`), which builds the book and passes
-``--book-html=_build/html``; without that option these tests are skipped.  Screenshots of every
-page are kept in ``_build/screenshots/``.
+``--book-html=_build/html``; without that option these tests are skipped.  Each concern is its
+own test, parametrised by page, so a failure names the page and what a reader would see there:
+raw TeX, unpadded or left-aligned result tables, blurry images, file names as alt text, text
+that is hard to read in light or dark mode.  The search tests serve the book on 127.0.0.1 (the
+result summaries are fetched, which browsers refuse for file:// pages).  Screenshots of every
+page, of chapters 4, 7, 9 and 11 at 1280 and 390 px and in dark mode, go to
+``_build/screenshots/``.
 """
 
 import functools
