@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+import time
+
 import numpy as np
 
-__all__ = ["use_style", "new_figure", "loglog_with_slopes", "fit_loglog_slope"]
+__all__ = [
+    "use_style",
+    "new_figure",
+    "loglog_with_slopes",
+    "fit_loglog_slope",
+    "legend_outside",
+    "log_ticks",
+    "warm_time",
+]
 
 _STYLE = {
     "figure.figsize": (6.4, 4.0),
@@ -87,3 +99,217 @@ def loglog_with_slopes(ax, x, y, *, label, reference_slope=None, marker="o"):
         ref = y[-1] * (x / x[-1]) ** reference_slope
         ax.loglog(x, ref, ls="--", color="gray", lw=1, label=f"slope {reference_slope:g}")
     return slope
+
+
+# --------------------------------------------------------------------------- legends
+
+
+def _renderer(fig):
+    """A renderer with the figure laid out, or None where the canvas cannot give one."""
+    try:
+        fig.draw_without_rendering()
+        return fig.canvas.get_renderer()
+    except (AttributeError, NotImplementedError):
+        return None
+
+
+def _handles_and_labels(axes):
+    """Legend entries of all ``axes``, each label once (panels usually repeat their series)."""
+    seen = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    return list(seen.values()), list(seen)
+
+
+def legend_outside(ax_or_fig, *, where="below", ncols=None, pad=0.02, **kwargs):
+    """Put the legend outside the plotting area, where it can never hide data.
+
+    Parameters
+    ----------
+    ax_or_fig : matplotlib Axes or Figure
+        An Axes gets its own legend; a Figure gets one legend for all its panels, each label
+        once, below (or right of) the whole grid.
+    where : {"below", "right"}
+        Below the axes' tick labels and axis label (entries side by side), or at the right of
+        the axes (entries stacked).
+    ncols : int, optional
+        Columns of entries; by default up to 4 below, 1 at the right.
+    pad : float
+        Gap between the axes' decorations and the legend, as a fraction of the axes (or
+        figure) size.
+    **kwargs
+        Passed on to ``legend`` (``title``, ``fontsize``, ...).
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+
+    Notes
+    -----
+    The book's figures are saved with a tight bounding box, which grows to take the legend in.
+    Call it after the axes are labelled, so that the legend clears the axis label.
+    """
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    if where not in ("below", "right"):
+        raise ValueError(f"where must be 'below' or 'right', got {where!r}.")
+    if isinstance(ax_or_fig, Axes):
+        fig, axes = ax_or_fig.figure, [ax_or_fig]
+    elif isinstance(ax_or_fig, Figure):
+        fig, axes = ax_or_fig, [a for a in ax_or_fig.axes if a.get_visible()]
+    else:
+        raise TypeError(f"ax_or_fig must be a matplotlib Axes or Figure, got {type(ax_or_fig)}.")
+    handles, labels = _handles_and_labels(axes)
+    if not handles:
+        raise ValueError("legend_outside: no labelled artist to put in a legend.")
+    if ncols is None:
+        ncols = min(len(handles), 4) if where == "below" else 1
+    if not isinstance(ncols, numbers.Integral) or ncols < 1:
+        raise ValueError(f"ncols must be a positive integer, got {ncols!r}.")
+
+    # Where the axes' decorations (tick labels, axis labels, titles) end, in display units.
+    renderer = _renderer(fig)
+    if renderer is not None:
+        boxes = [a.get_tightbbox(renderer) for a in axes]
+        right, bottom = max(b.x1 for b in boxes), min(b.y0 for b in boxes)
+    else:  # no layout available: the usual room for tick labels and an axis label
+        right, bottom = None, None
+    options = {"frameon": False, "ncols": ncols, "borderaxespad": 0.0, **kwargs}
+
+    if isinstance(ax_or_fig, Axes):
+        to_axes = ax_or_fig.transAxes.inverted()
+        if where == "below":
+            y = -0.15 if bottom is None else to_axes.transform((0, bottom))[1]
+            anchor, loc = (0.5, y - pad), "upper center"
+        else:
+            x = 1.0 if right is None else to_axes.transform((right, 0))[0]
+            anchor, loc = (x + pad, 0.5), "center left"
+        return ax_or_fig.legend(handles, labels, loc=loc, bbox_to_anchor=anchor, **options)
+
+    positions = [a.get_position() for a in axes]
+    to_fig = fig.transFigure.inverted()
+    if where == "below":
+        middle = (min(p.x0 for p in positions) + max(p.x1 for p in positions)) / 2
+        y = -0.05 if bottom is None else to_fig.transform((0, bottom))[1]
+        anchor, loc = (middle, y - pad), "upper center"
+    else:
+        middle = (min(p.y0 for p in positions) + max(p.y1 for p in positions)) / 2
+        x = 1.0 if right is None else to_fig.transform((right, 0))[0]
+        anchor, loc = (x + pad, middle), "center left"
+    return fig.legend(handles, labels, loc=loc, bbox_to_anchor=anchor, **options)
+
+
+# --------------------------------------------------------------------------- log axes
+
+
+def _plain_number(value):
+    """10 000 as "10,000" and 0.001 as "0.001": no e-notation between 1e-4 and 1e6; beyond that
+    a power of ten in math ("$10^{7}$")."""
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)) + 1e-9)
+    if -4 <= exponent <= 5:
+        decimals = max(0, -exponent + 2)
+        text = f"{value:,.{decimals}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    mantissa = value / 10**exponent
+    if abs(mantissa - round(mantissa)) < 1e-9 and round(mantissa) == 1:
+        return f"$10^{{{exponent}}}$"
+    return f"${mantissa:.3g}\\times10^{{{exponent}}}$"
+
+
+def log_ticks(ax, axis="x", *, ticks=None, base=10, minor=True):
+    """Log scale with explicit, readable ticks: labelled major ticks, unlabelled minor ones.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    axis : {"x", "y", "both"}
+    ticks : sequence of float, optional
+        The labelled ticks. By default every power of ``base`` in view, or 1-2-5 steps when
+        the data span less than about one and a half decades.
+    base : float
+        Base of the logarithm (> 1).
+    minor : bool
+        Draw unlabelled minor ticks between the major ones (at 2..9 times a power of 10).
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Notes
+    -----
+    Matplotlib labels minor ticks of a short log axis ("3×10¹", "4×10¹", ...), and they run
+    into each other. Here only the major ticks carry labels, written as plain numbers
+    ("0.01", "100", "10,000") up to 10⁵ and as powers of ten beyond.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+    if axis not in ("x", "y", "both"):
+        raise ValueError(f"axis must be 'x', 'y' or 'both', got {axis!r}.")
+    if not isinstance(base, numbers.Real) or not base > 1:
+        raise ValueError(f"base must be a number > 1, got {base!r}.")
+    if ticks is not None:
+        ticks = np.asarray(ticks, dtype=float).ravel()
+        if ticks.size == 0 or np.any(~np.isfinite(ticks)) or np.any(ticks <= 0):
+            raise ValueError("ticks must be finite positive numbers on a log axis.")
+    for name in ("x", "y") if axis == "both" else (axis,):
+        target = ax.xaxis if name == "x" else ax.yaxis
+        getattr(ax, f"set_{name}scale")("log", base=base)
+        if ticks is not None:
+            major = FixedLocator(ticks)
+        else:
+            lo, hi = sorted(abs(v) for v in getattr(ax, f"get_{name}lim")())
+            span = math.log(hi / lo, base) if lo > 0 else math.inf
+            subs = (1.0, 2.0, 5.0) if span < 1.5 else (1.0,)
+            major = LogLocator(base=base, subs=subs, numticks=12)
+        target.set_major_locator(major)
+        target.set_major_formatter(FuncFormatter(lambda v, _pos: _plain_number(v)))
+        if minor:
+            target.set_minor_locator(LogLocator(base=base, subs=np.arange(2, 10), numticks=12))
+        else:
+            target.set_minor_locator(FixedLocator([]))
+        target.set_minor_formatter(NullFormatter())
+    return ax
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def warm_time(fn, repeat=5, *, warmup=1):
+    """Best wall-clock time of ``fn()`` in seconds, measured after ``warmup`` untimed calls.
+
+    The first call pays for one-off work (numba compilation, BLAS thread start-up, caches,
+    page faults of new arrays): a timing plot that includes it shows a small problem slower
+    than a large one. The best of ``repeat`` timed calls is the one least disturbed by other
+    work on the machine.
+
+    Parameters
+    ----------
+    fn : callable
+        Called without arguments.
+    repeat : int
+        Timed calls (>= 1).
+    warmup : int
+        Untimed calls first (>= 0).
+
+    Returns
+    -------
+    float
+        Seconds of the fastest timed call.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}.")
+    for name, value, least in (("repeat", repeat, 1), ("warmup", warmup, 0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}.")
+    for _ in range(warmup):
+        fn()
+    best = math.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best

@@ -19,7 +19,7 @@ import textwrap
 
 import numpy as np
 
-__all__ = ["Table", "Markdown", "md", "fmt_sig", "fmt_time"]
+__all__ = ["Table", "Markdown", "md", "fmt_sig", "fmt_time", "fmt_plain", "fmt_duration"]
 
 
 _DIGITS = re.compile(r"\d+")
@@ -47,6 +47,67 @@ def fmt_sig(value, digits=4):
 def fmt_time(seconds):
     """A wall-clock time as "1.234 s"; the nbval sanitizer rewrites exactly this form."""
     return f"{seconds:.3f} s"
+
+
+def fmt_plain(value, digits=3):
+    """``value`` to ``digits`` significant digits in plain decimal notation, for prose and tables
+    where e-notation reads badly: 1640.3 → "1,640", 0.008372 → "0.00837", 1.5e7 → "15,000,000".
+
+    Thousands are separated by commas; trailing zeros after the decimal point are dropped, as
+    :func:`fmt_sig` drops them. Integers are printed whole; text, booleans and non-finite numbers
+    as :func:`fmt_sig` prints them.
+    """
+    if isinstance(value, (str, bool, np.bool_)):
+        return fmt_sig(value)
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"value must be a real number, got {type(value).__name__}.")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}.")
+    value = float(value)
+    if value == 0 or not np.isfinite(value):
+        return fmt_sig(value)
+    rounded = float(f"{value:.{digits - 1}e}")
+    exponent = int(np.floor(np.log10(abs(rounded))))
+    text = f"{rounded:,.{max(digits - 1 - exponent, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+# (upper limit in seconds, unit, seconds per unit): the first unit whose range holds the value.
+_DURATION_UNITS = (
+    (1e-3, "µs", 1e-6),
+    (1.0, "ms", 1e-3),
+    (120.0, "s", 1.0),
+    (2 * 3600.0, "min", 60.0),
+    (48 * 3600.0, "h", 3600.0),
+    (np.inf, "d", 86400.0),
+)
+
+
+def fmt_duration(seconds, digits=2):
+    """A duration in the unit that reads best, to ``digits`` significant digits: 0.0123 → "12 ms",
+    30.1 → "30 s", 1234 → "21 min", 5.9e6 → "68 d", never "0.00837 h" or "1.64e+03 h".
+
+    For durations a chapter computes or predicts (costs extrapolated to large n). Measured
+    wall-clock times keep :func:`fmt_time`: the nbval sanitizer masks exactly that form, and
+    this one only in seconds, milliseconds, microseconds and minutes.
+    """
+    if isinstance(seconds, (bool, np.bool_)) or not isinstance(seconds, numbers.Real):
+        raise TypeError(f"seconds must be a real number, got {type(seconds).__name__}.")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}.")
+    seconds = float(seconds)
+    if not np.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"seconds must be finite and >= 0, got {seconds!r}.")
+    if seconds == 0:
+        return "0 s"
+    # Choose the unit after rounding, so that 119.6 s becomes "2 min", not "120 s".
+    rounded = float(f"{seconds:.{digits - 1}e}")
+    for limit, unit, scale in _DURATION_UNITS:
+        if rounded < limit:
+            return f"{fmt_plain(seconds / scale, digits)} {unit}"
+    raise AssertionError("unreachable: the last unit has no upper limit")  # pragma: no cover
 
 
 class Table:
