@@ -31,7 +31,6 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-
 import types
 import unicodedata
 
