@@ -26,12 +26,31 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["RandomBinningFeatures"]
+
+
+@njit(parallel=True, cache=True)
+def _hash_cells(X, shifts, pitches, coefs, out):
+    r"""``out[p, i]`` ← the 64-bit hash :math:`\sum_k c_k \lfloor (x_{ik} - u_{pk}) /
+    \delta_{pk} \rfloor` (mod 2⁶⁴) of the cell of row i in grid p.
+
+    Compiled, so that the (n, d) cell coordinates of a grid are never stored; the arithmetic
+    is the same IEEE division and floor as numpy's, so the cells do not depend on the path.
+    """
+    n, d = X.shape
+    for i in prange(n):
+        for p in range(shifts.shape[0]):
+            h = np.uint64(0)
+            for k in range(d):
+                cell = np.int64(np.floor((X[i, k] - shifts[p, k]) / pitches[p, k]))
+                h += np.uint64(cell) * coefs[k]
+            out[p, i] = h
 
 
 class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -88,11 +107,12 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.n_grids = n_grids
         self.random_state = random_state
 
-    def _cell_hashes(self, X, p):
-        """64-bit hash of the integer cell coordinates of each row of X in grid p."""
-        cells = np.floor((X - self.shifts_[p]) / self.pitches_[p]).astype(np.int64)
-        # wrap-around arithmetic in uint64 is the intended modular hash
-        return (cells.view(np.uint64) * self._hash_coefs).sum(axis=1, dtype=np.uint64)
+    def _cell_hashes(self, X):
+        """64-bit hashes of the integer cell coordinates of each row of X, one row per grid:
+        shape (P, n). Wrap-around arithmetic in uint64 is the intended modular hash."""
+        out = np.empty((self.n_grids, len(X)), dtype=np.uint64)
+        _hash_cells(np.ascontiguousarray(X), self.shifts_, self.pitches_, self._hash_coefs, out)
+        return out
 
     def fit(self, X, y=None):
         """Draw the P grids and record the cells the training points occupy.
@@ -122,8 +142,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._hash_coefs = rng.randint(0, 2**63, size=d, dtype=np.uint64) * np.uint64(2) + 1
         self._cells = []
         codes = []
-        for p in range(P):
-            cells, inverse = np.unique(self._cell_hashes(X, p), return_inverse=True)
+        for h in self._cell_hashes(X):
+            cells, inverse = np.unique(h, return_inverse=True)
             self._cells.append(cells)
             codes.append(inverse)
         self.n_bins_ = np.array([len(c) for c in self._cells])
@@ -141,8 +161,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         codes = []
-        for p, cells in enumerate(self._cells):
-            h = self._cell_hashes(X, p)
+        for cells, h in zip(self._cells, self._cell_hashes(X), strict=True):
             pos = np.minimum(np.searchsorted(cells, h), len(cells) - 1)
             codes.append(np.where(cells[pos] == h, pos, -1))
         return self._assemble(len(X), codes)
