@@ -149,7 +149,9 @@ def sparse_ridge_cg(Z, Y, lam, *, fit_intercept=False, tol=1e-4, maxiter=200, wa
 
     Parameters
     ----------
-    Z : sparse matrix of shape (n, D)
+    Z : sparse matrix of shape (n, D) or :class:`~kernelcourse.features.BinCodes`
+        BinCodes (from ``RandomBinningFeatures.fit_transform_codes``) hold binning features as
+        cell indices and multiply with compiled loops on all cores.
     Y : ndarray of shape (n,) or (n, k)
         Targets; k columns are solved together (one pass over Z per iteration for all).
     lam : float > 0
@@ -178,35 +180,39 @@ def sparse_ridge_cg(Z, Y, lam, *, fit_intercept=False, tol=1e-4, maxiter=200, wa
     ed. (2003), §§ 9.2 and 10.2 (preconditioned CG, block-Jacobi preconditioners).
     Lecture 001 (ridge normal equations), lecture 004 (random binning).
     """
-    if not sp.issparse(Z):
-        raise TypeError(f"Z must be a scipy.sparse matrix, got {type(Z).__name__}.")
+    if not (sp.issparse(Z) or hasattr(Z, "rmatvec")):
+        raise TypeError(f"Z must be a scipy.sparse matrix or BinCodes, got {type(Z).__name__}.")
     if not (isinstance(lam, numbers.Real) and lam > 0):
         raise ValueError(f"lam must be a positive number for the iterative solver, got {lam!r}.")
     if not (isinstance(maxiter, numbers.Integral) and maxiter >= 1):
         raise ValueError(f"maxiter must be an integer >= 1, got {maxiter!r}.")
     if not (isinstance(tol, numbers.Real) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol!r}.")
-    Z = sp.csr_matrix(Z, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     vector = Y.ndim == 1
     Y = Y[:, None] if vector else Y
     n, D = Z.shape
     if len(Y) != n:
         raise ValueError(f"Y has {len(Y)} rows but Z has {n}.")
-    Zt = Z.T.tocsr()  # Zᵀr as a row-major product: faster than the transpose of a CSR matvec
+    if sp.issparse(Z):
+        Z = sp.csr_matrix(Z, dtype=np.float64)
+        Zt = Z.T.tocsr()  # Zᵀr as a row-major product: faster than a transposed CSR product
+        rmatvec, col_sq = Zt.__matmul__, np.asarray(Z.multiply(Z).sum(axis=0)).ravel()
+    else:  # BinCodes: the cell index of each point in each grid
+        rmatvec, col_sq = Z.rmatvec, Z.column_sq_norms()
     lam = float(lam)
 
     def A(V):  # (ZᵀZ + λI) v, with the intercept as the last, unpenalized coordinate
         if not fit_intercept:
-            return Zt @ (Z @ V) + lam * V
+            return rmatvec(Z @ V) + lam * V
         r = Z @ V[:D] + V[D]
-        return np.vstack([Zt @ r + lam * V[:D], r.sum(axis=0, keepdims=True)])
+        return np.vstack([rmatvec(r) + lam * V[:D], r.sum(axis=0, keepdims=True)])
 
     # M = blockdiag(Z_pᵀZ_p) + λI = diag(ZᵀZ) + λI; the intercept block is the count n
-    diag = np.asarray(Z.multiply(Z).sum(axis=0)).ravel() + lam
+    diag = col_sq + lam
     if fit_intercept:
         diag = np.append(diag, float(n))
-    rhs = Zt @ Y
+    rhs = rmatvec(Y)
     if fit_intercept:
         rhs = np.vstack([rhs, Y.sum(axis=0, keepdims=True)])
     W, history = preconditioned_cg(A, rhs, diag, tol=tol, maxiter=maxiter)
@@ -555,6 +561,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
             dtype=np.float64,
             accept_sparse=self._accepts_sparse(),
         )
+        Phi = None
         if self.transformer is None:
             self.transformer_ = None
         elif isinstance(self.transformer, Kernel):
@@ -564,10 +571,15 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                     "KernelRidge for it, or random features / Nystroem as the transformer."
                 )
             self.transformer_ = _KernelFeatures(self.transformer)
+        elif hasattr(self.transformer, "fit_transform_codes") and not sp.issparse(X):
+            # random binning: iterate on the cell indices, never on a CSR matrix
+            self.transformer_ = clone(self.transformer)
+            Phi = self.transformer_.fit_transform_codes(X)
         else:
             self.transformer_ = clone(self.transformer).fit(X, y)
-        Phi = self._features(X)
-        if sp.issparse(Phi):
+        if Phi is None:
+            Phi = self._features(X)
+        if sp.issparse(Phi) or hasattr(Phi, "rmatvec"):
             if self.lam == 0:
                 raise ValueError(
                     "lam must be > 0 for sparse features: the iterative solver needs "
@@ -593,6 +605,8 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
     def _features(self, X):
         if self.transformer_ is None:
             return X
+        if hasattr(self.transformer_, "transform_codes") and not sp.issparse(X):
+            return self.transformer_.transform_codes(X)
         Phi = self.transformer_.transform(X)
         if sp.issparse(Phi):
             return sp.csr_matrix(Phi, dtype=np.float64)
