@@ -16,6 +16,8 @@ __all__ = [
     "legend_outside",
     "log_ticks",
     "warm_time",
+    "pareto_optimal",
+    "accuracy_time_pareto",
 ]
 
 _STYLE = {
@@ -313,3 +315,75 @@ def warm_time(fn, repeat=5, *, warmup=1):
         fn()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def pareto_optimal(times, accuracies):
+    """Mask of the runs on the accuracy–time Pareto front: no other run is at least as fast
+    and at least as accurate, and strictly better in one of the two."""
+    t, a = np.asarray(times, dtype=float), np.asarray(accuracies, dtype=float)
+    if t.shape != a.shape or t.ndim != 1 or len(t) == 0:
+        raise ValueError("times and accuracies must be 1-D arrays of the same non-zero length.")
+    if not (np.isfinite(t).all() and np.isfinite(a).all()):
+        raise ValueError("times and accuracies must be finite.")
+    better_or_equal = (t[None, :] <= t[:, None]) & (a[None, :] >= a[:, None])
+    strictly = (t[None, :] < t[:, None]) | (a[None, :] > a[:, None])
+    return ~np.any(better_or_equal & strictly, axis=1)
+
+
+def accuracy_time_pareto(ax, runs, *, time_key="fit_s", labels=None, references=None):
+    """Plot test accuracy against time (log axis) for benchmark runs, with their Pareto front.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    runs : list of dict
+        Each with ``"method"``, ``"accuracy"`` (a fraction) and ``time_key`` (seconds), as in
+        ``datasets.load_benchmark("scale_covertype")["runs"]``; runs without them (failed
+        runs) are skipped.
+    time_key : str, default="fit_s"
+    labels : dict or None
+        Display name per method (default: the method name).
+    references : dict or None
+        Published accuracies (fractions) per label, drawn as dotted horizontal lines, e.g.
+        Rahimi & Recht's.
+
+    Returns
+    -------
+    ndarray of bool
+        Which of the plotted runs are on the front.
+    """
+    kept = [r for r in runs if "accuracy" in r and time_key in r]
+    if not kept:
+        raise ValueError(f"no run has both 'accuracy' and {time_key!r}.")
+    labels = labels or {}
+    t = np.array([r[time_key] for r in kept], dtype=float)
+    acc = 100 * np.array([r["accuracy"] for r in kept], dtype=float)
+    front = pareto_optimal(t, acc)
+    order = np.argsort(t[front])
+    ax.step(
+        t[front][order], acc[front][order], where="post", color="gray", lw=1, label="Pareto front"
+    )
+    for r, ti, ai, on in zip(kept, t, acc, front, strict=True):
+        ax.plot(ti, ai, "o" if on else "s", ms=7, mfc="C0" if on else "white", mec="C0")
+        ax.annotate(
+            labels.get(r["method"], r["method"]),
+            (ti, ai),
+            xytext=(5, 4),
+            textcoords="offset points",
+            fontsize=8,
+        )
+    for name, value in (references or {}).items():
+        ax.axhline(100 * value, ls=":", lw=1, color="C3")
+        ax.annotate(
+            name,
+            (ax.get_xlim()[0], 100 * value),
+            xytext=(3, 2),
+            textcoords="offset points",
+            fontsize=8,
+            color="C3",
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("fit time (s, log scale)" if time_key == "fit_s" else f"{time_key} (s)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(loc="lower right")
+    return front

@@ -33,6 +33,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
 from sklearn.base import (
     BaseEstimator,
@@ -41,7 +42,8 @@ from sklearn.base import (
     RegressorMixin,
     clone,
 )
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.kernel_approximation import RBFSampler, SkewedChi2Sampler
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
@@ -50,6 +52,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
+from .ridge import preconditioned_cg, solve_regularized_psd
 
 __all__ = [
     "NystroemKRR",
@@ -456,6 +459,10 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
 
 
 # -- out-of-core ridge on random features (strategy ⑤) --------------------------------------------
+# Maps whose fit looks only at the shape of X: fitting them on the first block is harmless.
+_DATA_INDEPENDENT_MAPS = (RandomFourierFeatures, RBFSampler, SkewedChi2Sampler)
+
+
 def _is_fitted(est):
     try:
         check_is_fitted(est)
@@ -474,18 +481,37 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     .. math:: (Z_c^T Z_c + \lambda n I)\, w = Z_c^T (y - \bar y),
 
     with :math:`Z_c` the centred features (so an intercept is fitted), which is exactly what
-    :meth:`fit` on all the rows at once would give, whatever the blocks.
+    :meth:`fit` on all the rows at once would give, whatever the blocks. The solve is lazy: it
+    happens once, when the weights are first needed after new blocks (``coef_``,
+    ``intercept_``, :meth:`predict` or :meth:`solve`), so that a λ too small for the first few
+    blocks does no harm when the full system is well posed. Should the full system still be
+    numerically singular, the solve warns with its smallest eigenvalue and falls back to least
+    squares (:func:`~kernelcourse.ridge.solve_regularized_psd`).
+
+    Sparse features (scipy.sparse output of ψ, e.g.
+    :class:`~kernelcourse.features.RandomBinningFeatures`) keep :math:`Z^T Z` sparse, so
+    memory is O(nnz(ZᵀZ)) instead of D², and the weights are found by conjugate gradients
+    with the block-Jacobi preconditioner of :func:`~kernelcourse.ridge.sparse_ridge_cg`
+    (exact and diagonal for one-hot blocks), the centring applied as a rank-one term.
 
     Parameters
     ----------
     features : transformer or None
         The feature map ψ. A fitted transformer is used as it is; an unfitted one is cloned and
         fitted on the first block; None means ``RandomFourierFeatures(n_components=100)`` (RBF
-        kernel, γ = 1 / n_features).
+        kernel, γ = 1 / n_features). A data-dependent map (Nyström, random binning, anything
+        but random Fourier features) fitted on a first block of fewer than
+        10 D rows warns: it saw too few points to place its D features. Fit it on a sample of
+        the whole data first instead.
     lam : float > 0, default=1e-6
         Ridge λ with per-sample scaling (penalty λ n ‖w‖²).
     block_size : int, default=10000
         Rows per block when :meth:`fit` streams an in-memory array.
+    tol : float > 0, default=1e-6
+        Sparse features only: relative residual at which conjugate gradients stop.
+    maxiter : int >= 1, default=500
+        Sparse features only: most conjugate-gradient iterations (a ``ConvergenceWarning``
+        names the residual reached when tol was not).
     random_state : int, RandomState or None
         Seed for the default feature map.
 
@@ -494,6 +520,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     features_ : transformer
         The feature map in use.
     coef_ : ndarray of shape (n_targets, D) or (D,)
+        Solved on first access after new blocks.
     intercept_ : ndarray of shape (n_targets,) or float
     n_samples_seen_ : int
     n_features_in_ : int
@@ -503,30 +530,56 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         "features": [None, HasMethods(["fit", "transform"])],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
         "block_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, features=None, *, lam=1e-6, block_size=10000, random_state=None):
+    def __init__(
+        self, features=None, *, lam=1e-6, block_size=10000, tol=1e-6, maxiter=500, random_state=None
+    ):
         self.features = features
         self.lam = lam
         self.block_size = block_size
+        self.tol = tol
+        self.maxiter = maxiter
         self.random_state = random_state
 
     def _reset(self):
-        for name in ("features_", "_ZtZ", "_Zty", "_zsum", "_ysum", "n_samples_seen_", "coef_"):
-            if hasattr(self, name):
+        for name in ("features_", "_ZtZ", "_Zty", "_zsum", "_ysum", "n_samples_seen_", "_solution"):
+            if name in vars(self):
                 delattr(self, name)
 
     def fit(self, X, y):
-        """Stream ``X`` in blocks of ``block_size`` rows through :meth:`partial_fit`."""
+        """Stream ``X`` in blocks of ``block_size`` rows through :meth:`partial_fit`, then
+        solve."""
         self._reset()
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True)
         for start in range(0, len(X), self.block_size):
             self.partial_fit(X[start : start + self.block_size], y[start : start + self.block_size])
-        return self
+        return self.solve()
+
+    def _first_features(self, X):
+        if self.features is None:
+            return RandomFourierFeatures(n_components=100, random_state=self.random_state).fit(X)
+        if _is_fitted(self.features):
+            return copy.deepcopy(self.features)
+        features = clone(self.features).fit(X)
+        if not isinstance(features, _DATA_INDEPENDENT_MAPS):
+            D = features.transform(X[:1]).shape[1]
+            if len(X) < 10 * D:
+                warnings.warn(
+                    f"{type(features).__name__} was fitted on the first block only, "
+                    f"{len(X)} rows for D = {D} features (fewer than 10 D): a data-dependent "
+                    "map needs a representative sample. Fit it on a sample of all the data "
+                    "and pass the fitted map, or make the first block larger.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        return features
 
     def partial_fit(self, X, y):
-        """Add one block of rows to the sufficient statistics ZᵀZ, Zᵀy and refresh w."""
+        """Add one block of rows to the sufficient statistics ZᵀZ, Zᵀy (no solve)."""
         first = not hasattr(self, "_ZtZ")
         if first:
             self._validate_params()
@@ -534,55 +587,89 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         Y = np.asarray(y, dtype=np.float64)
         if first:
             self._single_output = Y.ndim == 1
-            if self.features is None:
-                self.features_ = RandomFourierFeatures(
-                    n_components=100, random_state=self.random_state
-                )
-                self.features_.fit(X)
-            elif _is_fitted(self.features):
-                self.features_ = copy.deepcopy(self.features)
-            else:
-                self.features_ = clone(self.features).fit(X)
+            self.features_ = self._first_features(X)
         Y = Y[:, None] if Y.ndim == 1 else Y
-        if Y.shape[1] != (1 if first else self._Zty.shape[1]) and not first:
+        if not first and Y.shape[1] != self._Zty.shape[1]:
             raise ValueError(
                 f"y has {Y.shape[1]} targets but earlier blocks had {self._Zty.shape[1]}."
             )
-        Z = np.asarray(self.features_.transform(X), dtype=np.float64)
+        Z = self.features_.transform(X)
+        Z = sp.csr_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, np.float64)
         if first:
             D = Z.shape[1]
-            self._ZtZ = np.zeros((D, D))
+            self._ZtZ = sp.csr_matrix((D, D)) if sp.issparse(Z) else np.zeros((D, D))
             self._Zty = np.zeros((D, Y.shape[1]))
             self._zsum = np.zeros(D)
             self._ysum = np.zeros(Y.shape[1])
             self.n_samples_seen_ = 0
         self._ZtZ += Z.T @ Z
         self._Zty += Z.T @ Y
-        self._zsum += Z.sum(axis=0)
+        self._zsum += np.asarray(Z.sum(axis=0)).ravel()
         self._ysum += Y.sum(axis=0)
-        self.n_samples_seen_ += len(Z)
-        self._solve()
+        self.n_samples_seen_ += Z.shape[0]
+        self._solution = None  # stale: solved again on demand
+        return self
+
+    def solve(self):
+        """Solve for w and b from the statistics gathered so far (done once per new data)."""
+        if not hasattr(self, "_ZtZ"):
+            raise NotFittedError(
+                "This StreamingFeatureRidge has seen no data; call fit or partial_fit first."
+            )
+        if self._solution is None:
+            self._solution = self._solve()
         return self
 
     def _solve(self):
         n = self.n_samples_seen_
         zbar, ybar = self._zsum / n, self._ysum / n
-        G = self._ZtZ - n * np.outer(zbar, zbar)
         c = self._Zty - n * np.outer(zbar, ybar)
-        G[np.diag_indices_from(G)] += self.lam * n
-        W = linalg.solve(G, c, assume_a="pos")
+        lam_n = float(self.lam) * n
+        if sp.issparse(self._ZtZ):
+            G = self._ZtZ
+
+            def matvec(V):  # (ZᵀZ − n z̄z̄ᵀ + λn I) V, the centring as a rank-one term
+                return G @ V - n * np.outer(zbar, zbar @ V) + lam_n * V
+
+            diag = G.diagonal() - n * zbar**2 + lam_n
+            W, history = preconditioned_cg(matvec, c, diag, tol=self.tol, maxiter=self.maxiter)
+            self.history_ = history
+            if history[-1] > self.tol:
+                warnings.warn(
+                    f"block-Jacobi CG stopped after {len(history) - 1} iterations with "
+                    f"relative residual {history[-1]:.2e} > tol = {self.tol:g}; raise maxiter "
+                    "or lam.",
+                    ConvergenceWarning,
+                    stacklevel=4,
+                )
+        else:
+            G = self._ZtZ - n * np.outer(zbar, zbar)
+            W = solve_regularized_psd(G, c, lam_n, overwrite_a=True, name="Z_cᵀZ_c")
         b = ybar - zbar @ W
         if self._single_output:
-            self.coef_, self.intercept_ = W[:, 0], float(b[0])
-        else:
-            self.coef_, self.intercept_ = W.T, b
+            return W[:, 0], float(b[0])
+        return W.T, b
+
+    @property
+    def coef_(self):
+        if "_ZtZ" not in vars(self):
+            raise AttributeError("coef_ exists once data has been seen (fit or partial_fit).")
+        return self.solve()._solution[0]
+
+    @property
+    def intercept_(self):
+        if "_ZtZ" not in vars(self):
+            raise AttributeError("intercept_ exists once data has been seen (fit or partial_fit).")
+        return self.solve()._solution[1]
 
     def predict(self, X):
         """w·ψ(x) + b."""
-        check_is_fitted(self, "coef_")
+        check_is_fitted(self, "n_samples_seen_")
         X = validate_data(self, X, reset=False)
-        Z = np.asarray(self.features_.transform(X), dtype=np.float64)
-        return Z @ self.coef_.T + self.intercept_
+        coef, intercept = self.coef_, self.intercept_
+        Z = self.features_.transform(X)
+        Z = sp.csr_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, np.float64)
+        return Z @ coef.T + intercept
 
 
 # -- the data set of the large-scale benchmark -----------------------------------------------------
