@@ -206,8 +206,9 @@ class SelfCheck:
             out = self.student_fn(*args, **kwargs)
         if guard.calls:
             raise AssertionError(
-                f"your function calls {guard.calls[0]}: this question asks you to implement it "
-                "yourself (use the package only to compare, outside the function)"
+                f"your function calls {guard.calls[0]}: this question asks you to implement that "
+                "yourself (kernelcourse and library solvers are for comparing, outside your "
+                "function)"
             )
         return out
 
