@@ -56,8 +56,10 @@ $(STAMP):
 book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going
 
+# Two workers (notebooks stay whole on one worker with --dist loadscope): within 20 minutes on
+# two cores.
 test: $(STAMP)
-	$(PY) -m pytest tests book $(NBVAL) --ignore=tests/test_book_site.py
+	$(PY) -m pytest tests book $(NBVAL) -n 2 --dist loadscope --ignore=tests/test_book_site.py
 	$(MAKE) --no-print-directory nbval-perturbed
 	$(MAKE) --no-print-directory book-test
 
