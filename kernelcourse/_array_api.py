@@ -37,6 +37,7 @@ __all__ = [
     "float_dtype",
     "to_numpy",
     "from_numpy",
+    "move",
     "free_memory",
     "block_rows",
     "add_to_diagonal",
@@ -147,6 +148,14 @@ def from_numpy(a, xp, device, dtype=None):
     """``a`` (a host array) as an array of ``xp`` on ``device``."""
     out = xp.asarray(np.ascontiguousarray(a), device=device)
     return out if dtype is None else xp.astype(out, dtype)
+
+
+def move(a, xp, device):
+    """``a`` (y, sample labels: any array or array-like) as an array of ``xp`` on ``device``;
+    everything follows X, as in scikit-learn."""
+    if _foreign(a) and _where(a) == (xp.__name__.removeprefix("array_api_compat."), str(device)):
+        return a
+    return from_numpy(to_numpy(a) if _foreign(a) else np.asarray(a), xp, device)
 
 
 def synchronize(xp, device):

@@ -235,7 +235,7 @@ def nystroem_fit(est, X, xp, rng, kernel, warning):
         )
     est.kernel_ = kernel
     est.components_ = basis
-    est.component_indices_ = np.asarray(indices)
+    est.component_indices_ = aa.from_numpy(indices, xp, device)
     est.eigenvalues_ = evals
     est.normalization_ = xp.astype(normalization, X.dtype)
     est.rank_ = evals.shape[0]
@@ -513,10 +513,11 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback):
         callback=callback,
         gram=gram,
     )
+    est.center_indices_ = aa.from_numpy(center_indices, xp, device)
     est.centers_ = centers
     est.y_mean_ = y_mean
     est.dual_coef_ = alpha
-    est.history_ = np.asarray(history)
+    est.history_ = aa.from_numpy(np.asarray(history), xp, device, pdtype)
     est.n_iter_ = len(history) - 1
     est.n_centers_ = M
 

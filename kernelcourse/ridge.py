@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import devices
+from . import _array_api, devices
 from ._array_api import namespace_of
 from ._threads import single_blas_thread
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
@@ -271,7 +271,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             dtype = getattr(xp, self.dtype)
             X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
             self.kernel_ = self._resolve(X.shape[1])
-            y = xp.astype(y, dtype)
+            y = xp.astype(_array_api.move(y, xp, _array_api.device_of(X)), dtype)
             self.dual_coef_ = devices.kernel_ridge_fit(self.kernel_, X, y, float(self.lam), xp)
             self.X_fit_ = X
             return self
@@ -320,6 +320,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        tags.array_api_support = True
         return tags
 
 

@@ -212,6 +212,11 @@ class _BaseNystroemKRR(BaseEstimator):
         self.callback = callback
         self.verbose = verbose
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.array_api_support = True
+        return tags
+
     # -- blocks of K_nM --------------------------------------------------------------------------
     def _block_rows(self, M):
         itemsize = np.dtype(self.dtype).itemsize
@@ -434,7 +439,7 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
                 self, X, y, multi_output=True, y_numeric=True, dtype=[xp.float64, xp.float32]
             )
             device = _array_api.device_of(X)
-            Y = xp.astype(xp.asarray(y, device=device), _array_api.max_float(xp, device))
+            Y = xp.astype(_array_api.move(y, xp, device), _array_api.max_float(xp, device))
             self._single_output = Y.ndim == 1
             self._fit_targets(X, Y[:, None] if self._single_output else Y, xp)
             return self
@@ -486,6 +491,8 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
                 raise ValueError(f"y has {len(Y)} labels but X has {X.shape[0]} rows.")
             device = _array_api.device_of(X)
             Y = _array_api.from_numpy(Y, xp, device, _array_api.max_float(xp, device))
+            if self.classes_.dtype.kind in "iufb":  # numeric labels follow X, as in sklearn
+                self.classes_ = _array_api.from_numpy(self.classes_, xp, device)
         self._fit_targets(X, Y, xp)
         return self
 
@@ -496,16 +503,15 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
 
     def predict(self, X):
         """The class with the largest score (the sign of f for two classes); for array-API
-        input, an integer-coded ``classes_`` comes back as an array of X's library and device,
-        any other labels as a numpy array."""
+        input, numeric labels come back as an array of X's library on X's device, any other
+        labels as a numpy array."""
         scores = self.decision_function(X)
         xp = namespace_of(scores)
         if xp is not None:
             idx = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
-            if self.classes_.dtype.kind in "iub":
-                classes = _array_api.from_numpy(self.classes_, xp, _array_api.device_of(scores))
-                return xp.take(classes, idx, axis=0)
-            return self.classes_[_array_api.to_numpy(idx)]
+            if isinstance(self.classes_, np.ndarray):  # labels that no array library holds
+                return self.classes_[_array_api.to_numpy(idx)]
+            return xp.take(self.classes_, idx, axis=0)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]

@@ -432,4 +432,5 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         # complex output for map="complex"; otherwise float32 in, float32 out (dtype=None).
         complex_out = self.map == "complex"
         tags.transformer_tags.preserves_dtype = [] if complex_out else ["float64", "float32"]
+        tags.array_api_support = True
         return tags

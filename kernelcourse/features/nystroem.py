@@ -270,7 +270,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         """
         xp = namespace_of(X)
         if xp is not None and self.sampling == "leverage":  # scores computed on the host
-            names = ("components_", "eigenvalues_", "normalization_", "leverage_scores_")
+            names = ("components_", "component_indices_", "eigenvalues_", "normalization_")
+            names += ("leverage_scores_",)
             return devices.fit_on_host(self, X, xp, names, whole=True)
         self._validate_params()
         if xp is not None:
@@ -358,4 +359,5 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.array_api_support = True
         return tags
