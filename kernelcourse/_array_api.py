@@ -14,7 +14,8 @@ library:
 * :func:`cholesky_upper` — Cholesky with the smallest diagonal jitter that succeeds, in place
   where the library allows it;
 * :func:`solve_triangular` — triangular solves (the standard has only a general ``solve``);
-* :func:`add_to_diagonal` — A + cI without a second n × n array where the library allows it;
+* :func:`add_to_diagonal` — A + cI without a second n × n array where the library allows it,
+  and :func:`exp_nonpositive` — the RBF block's clip-and-exponentiate pass in place;
 * :func:`free_memory` and :func:`block_rows` — the device's free memory and the block size that
   fits in it;
 * :func:`max_float` — float64 where the device supports it (not on Apple's MPS), else float32;
@@ -41,6 +42,7 @@ __all__ = [
     "free_memory",
     "block_rows",
     "add_to_diagonal",
+    "exp_nonpositive",
     "cholesky_upper",
     "solve_triangular",
     "synchronize",
@@ -228,14 +230,28 @@ def block_rows(row_bytes, block_memory, *, xp, device, resident=0, default_mb=25
     return int(budget // row_bytes)
 
 
+def exp_nonpositive(E, xp):
+    """``exp(min(E, 0))``, in E's memory for PyTorch and CuPy (the RBF block's last pass: on a
+    GPU the kernel blocks are memory-bound, so each saved n × M pass counts)."""
+    if array_api_compat.is_torch_namespace(xp):
+        return E.clamp_(max=0.0).exp_()
+    if array_api_compat.is_cupy_namespace(xp):
+        import cupy
+
+        cupy.minimum(E, 0.0, out=E)
+        return cupy.exp(E, out=E)
+    return xp.exp(xp.clip(E, max=0.0))
+
+
 def add_to_diagonal(A, value, xp):
-    """``A + value·I``: in place for PyTorch and CuPy (no second n × n array), a new array
-    otherwise."""
+    """``A + value·I``: in place for PyTorch, CuPy and numpy (no second n × n array), a new
+    array otherwise."""
     if array_api_compat.is_torch_namespace(xp):
         A.diagonal().add_(value)
         return A
-    if array_api_compat.is_cupy_namespace(xp):
-        A.ravel()[:: A.shape[0] + 1] += value
+    if array_api_compat.is_cupy_namespace(xp) or array_api_compat.is_numpy_namespace(xp):
+        idx = xp.arange(A.shape[0])
+        A[idx, idx] += value
         return A
     n = A.shape[0]
     return A + value * xp.eye(n, dtype=A.dtype, device=device_of(A))
@@ -298,6 +314,10 @@ def solve_triangular(T, B, xp, *, upper=True, transpose=False):
 
         A = T.mT if transpose else T
         return torch.linalg.solve_triangular(A, B, upper=upper != transpose)
+    if array_api_compat.is_numpy_namespace(xp):  # the host side of a dask fit
+        from scipy.linalg import solve_triangular as scipy_solve_triangular
+
+        return scipy_solve_triangular(T, B, lower=not upper, trans="T" if transpose else "N")
     if array_api_compat.is_cupy_namespace(xp):
         from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
 

@@ -75,7 +75,7 @@ def gram_block(kernel, X, Y=None, *, xp=None):
         E *= 2.0 * kernel.gamma
         E -= kernel.gamma * _sq_norms(X, xp)[:, None]
         E -= kernel.gamma * _sq_norms(Z, xp)[None, :]
-        return xp.exp(xp.clip(E, max=0.0))
+        return aa.exp_nonpositive(E, xp)
     if isinstance(kernel, Laplacian):
         # ℓ₁ distances one feature at a time: two n × m arrays instead of an n × m × d one
         D = xp.zeros((X.shape[0], Z.shape[0]), dtype=X.dtype, device=aa.device_of(X))
@@ -352,7 +352,7 @@ def conjugate_gradient(matvec, B, xp, *, maxiter=20, tol=1e-7, callback=None):
 
 
 def falkon_solve(
-    KMM,
+    make_KMM,
     products,
     rhs,
     n,
@@ -375,8 +375,10 @@ def falkon_solve(
 
     Parameters
     ----------
-    KMM : array (M, M)
-        In the preconditioner dtype (float64 where supported); overwritten.
+    make_KMM : callable
+        ``make_KMM()`` returns :math:`K_{MM}` in the preconditioner dtype (float64 where
+        supported). It is called here so that no caller holds the M × M array: with the
+        FALKON preconditioner its memory is released once T is computed.
     products : callable
         ``products(V)`` = :math:`K_{nM}^T(K_{nM} V)`, one pass over the data; it receives and
         returns (M, k) arrays of KMM's dtype. Unused when ``gram`` is given.
@@ -392,6 +394,7 @@ def falkon_solve(
     alpha : array (M, k)
     history : list of float
     """
+    KMM = make_KMM()
     M = KMM.shape[0]
     sqrt_n = math.sqrt(n)
     if preconditioner == "falkon":
@@ -499,9 +502,8 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback):
         if gram is not None:
             Kp = xp.astype(Kb, pdtype)
             gram += Kp.T @ Kp
-    KMM = xp.astype(gram_block(est.kernel_, centers, xp=xp), pdtype)
     alpha, history = falkon_solve(
-        KMM,
+        lambda: xp.astype(gram_block(est.kernel_, centers, xp=xp), pdtype),
         products,
         rhs,
         n,
