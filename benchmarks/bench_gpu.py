@@ -40,7 +40,20 @@ import numpy as np
 from kernelcourse.datasets import benchmark_results_dir
 
 from ._timing import result
-from .bench_scale import machine, split_and_scale
+from .bench_scale import machine
+
+
+def split_and_scale(X, y, seed=0, test_fraction=0.2):
+    """Seeded random 80/20 split; features standardised with the training mean and deviation,
+    in float32 (the GPU runs' input dtype)."""
+    perm = np.random.default_rng(seed).permutation(len(X))
+    n_test = int(round(test_fraction * len(X)))
+    test, train = perm[:n_test], perm[n_test:]
+    mu = X[train].mean(axis=0)
+    sd = X[train].std(axis=0)
+    sd[sd == 0] = 1.0
+    scale = lambda A: ((A - mu) / sd).astype(np.float32)  # noqa: E731
+    return scale(X[train]), y[train], scale(X[test]), y[test]
 
 RESULTS = benchmark_results_dir() / "gpu_covertype.json"
 
