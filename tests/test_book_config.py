@@ -62,6 +62,17 @@ def test_one_repository_url_switches_the_launch_buttons_on():
     assert "jupyterhub_url" in launch  # a JupyterHub button needs the hub's own address too
 
 
+def test_the_repository_url_can_come_from_the_environment(monkeypatch):
+    ext = _extension()
+    url = "https://github.com/example/kernelcourse"
+    monkeypatch.setenv(ext.REPOSITORY_ENV, url)
+    options = _after_extension(_sphinx_config())
+    assert options["repository_url"] == url
+    assert options["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    monkeypatch.delenv(ext.REPOSITORY_ENV)
+    assert "launch_buttons" not in _after_extension(_sphinx_config())
+
+
 def test_a_changed_mathjax_tarball_is_refused(tmp_path):
     ext = _extension()
     fake = tmp_path / "mathjax-3.2.2.tgz"

@@ -131,3 +131,17 @@ def test_chapter_reads_nothing_from_the_checkout(path):
     for pattern in (r"\.\./", r"shared/data", r"benchmarks/", r"KERNELCOURSE_DATA",
                     r"\.data\.gz", r"\.npz[\"']"):
         assert not re.search(pattern, code), f"{path.name} reads a checkout path: {pattern}"
+
+
+def test_execute_without_the_extra_says_which_extra_in_one_line(monkeypatch, tmp_path, capsys):
+    import sys
+
+    from kernelcourse import notebooks
+
+    nb = tmp_path / "a.ipynb"
+    nb.write_text("{}")
+    monkeypatch.setitem(sys.modules, "nbclient", None)  # as on a base install
+    assert notebooks.main(["execute", str(nb)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "kernelcourse[notebooks]" in err and "nbclient" in err

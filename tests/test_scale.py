@@ -92,7 +92,7 @@ def test_history_callback_and_verbose(capsys):
     assert [s[0] for s in seen] == [1, 2, 3, 4, 5]
     assert seen[0][1] == (30, 1)
     np.testing.assert_allclose([s[2] for s in seen], model.history_[1:])
-    assert model.history_[0] == 1.0 and model.n_iter_ == 5
+    assert model.history_[0] == pytest.approx(1.0, rel=1e-12) and model.n_iter_ == 5
     NystroemKRR(n_centers=30, maxiter=3, verbose=True, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert out.count("relative residual") == 3
@@ -158,7 +158,7 @@ def test_conjugate_gradient_on_spd_matrix():
     b = rng.normal(size=(30, 2))
     x, hist = conjugate_gradient(lambda v: H @ v, b, maxiter=100, tol=1e-12)
     np.testing.assert_allclose(H @ x, b, atol=1e-9)
-    assert hist[0] == 1.0 and hist[-1] <= 1e-12
+    assert hist[0] == pytest.approx(1.0, rel=1e-12) and hist[-1] <= 1e-12
 
 
 def test_exact_cost_is_eight_terabytes_at_a_million():

@@ -192,10 +192,18 @@ def setup_mathjax(app):
 # --------------------------------------------------------------------------- launch buttons
 
 
+REPOSITORY_ENV = "KERNELCOURSE_REPOSITORY_URL"
+
+
 def configure_launch_buttons(app, config):
-    """Launch buttons only when ``repository.url`` is set: the theme needs a repository to
-    build Binder/Colab/JupyterHub links and fails without one."""
+    """Launch buttons only when the book's public repository is known: the theme needs one to
+    build Binder/Colab/JupyterHub links and fails without one. The environment variable
+    ``KERNELCOURSE_REPOSITORY_URL`` at build time wins over ``repository.url`` in
+    ``_config.yml``, so an instructor publishing the book never edits a file."""
     options = config.html_theme_options
+    from_env = os.environ.get(REPOSITORY_ENV, "").strip()
+    if from_env:
+        options["repository_url"] = from_env
     if not str(options.get("repository_url") or "").strip():
         options.pop("launch_buttons", None)
         options.pop("repository_url", None)
