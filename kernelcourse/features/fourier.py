@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 from numba import njit
@@ -54,30 +55,64 @@ _COS_COEFFICIENTS = {
     np.dtype(np.float32): _cosine_coefficients(6, np.dtype(np.float32)),
     np.dtype(np.float64): _cosine_coefficients(10, np.dtype(np.float64)),
 }
-# 1/2π and 2π split in two (Cody–Waite), so t − k·2π loses nothing to the rounding of 2π;
-# in the dtype itself, so that float32 blocks are computed in float32.
+# 2π to 64 significant digits, so that its split below is exact in either dtype.
+_TWO_PI_EXACT = Fraction(
+    "6.283185307179586476925286766559005768394338798750211641949889184615632812572417997256"
+)
+
+
+def _round_to_bits(value, bits):
+    """``value`` (a non-zero Fraction) rounded to ``bits`` significant bits, as a Fraction."""
+    exponent = math.floor(math.log2(abs(value)))
+    unit = Fraction(2) ** (exponent - bits + 1)
+    return round(value / unit) * unit
+
+
+def _reduction_constants(dtype, free_bits):
+    r"""Cody–Waite constants for :math:`r = t - k\,2\pi` in ``dtype``, exact for
+    :math:`|k| < 2^{\text{free\_bits}}`.
+
+    2π = c₁ + c₂ + c₃ where c₁ and c₂ have ``free_bits`` trailing zero bits, so that k·c₁ and
+    k·c₂ are exact products; t − k·c₁ is then exact (Sterbenz) and r carries only the
+    rounding of the last two subtractions, a few units of round-off whatever t. Beyond that
+    range the fast path hands the row to numpy's cosine (see :func:`_cos_block`).
+
+    Returns ``(limit, 1/2π, c₁, c₂, c₃)``: the exact reduction covers :math:`|t| \le`
+    ``limit``.
+    """
+    bits = np.finfo(dtype).nmant + 1
+    c1 = _round_to_bits(_TWO_PI_EXACT, bits - free_bits)
+    c2 = _round_to_bits(_TWO_PI_EXACT - c1, bits - free_bits)
+    c3 = _round_to_bits(_TWO_PI_EXACT - c1 - c2, bits)
+    # Two periods of margin, so that k = rint(t / 2π) stays below 2^free_bits after rounding.
+    limit = (2**free_bits - 2) * _TWO_PI
+    return tuple(dtype.type(float(c)) for c in (limit, 1 / _TWO_PI_EXACT, c1, c2, c3))
+
+
+# 2^12 periods (|t| < 2.6e4) in float32 and 2^26 (|t| < 4.2e8) in float64: within these the
+# products k·c₁ and k·c₂ fit the mantissa and t − k·c₁ stays below 3π.
 _REDUCTION_CONSTANTS = {
-    dtype: (
-        dtype.type(1.0 / _TWO_PI),
-        dtype.type(_TWO_PI),
-        dtype.type(_TWO_PI - float(dtype.type(_TWO_PI))),
-    )
-    for dtype in _COS_COEFFICIENTS
+    np.dtype(np.float32): _reduction_constants(np.dtype(np.float32), 12),
+    np.dtype(np.float64): _reduction_constants(np.dtype(np.float64), 26),
 }
 
 
-# No "reassoc" among the fast-math flags: it could fold the two-part reduction into one.
+# No "reassoc" among the fast-math flags: it could fold the three-part reduction into one.
 @njit(nogil=True, cache=True, fastmath={"contract", "afn", "arcp", "nsz"})
-def _scaled_cos(out, scale, coef, inv_two_pi, two_pi_hi, two_pi_lo):
-    """``out[i, j] ← scale[j] · cos(out[i, j])`` in place: reduce t to r ∈ [−π, π] by
-    r = t − k·2π with k = round(t / 2π), then cos r = p(r²) by Horner's rule."""
+def _scaled_cos(out, scale, coef, inv_two_pi, c1, c2, c3, skip):
+    """``out[i, j] ← scale[j] · cos(out[i, j])`` in place for the rows i with ``skip[i]``
+    False: reduce t to r ∈ [−π, π] by r = t − k·2π with k = round(t / 2π) (three-part
+    Cody–Waite, exact while |t| is within the range of :func:`_reduction_constants`), then
+    cos r = p(r²) by Horner's rule."""
     n, D = out.shape
     for i in range(n):
+        if skip[i]:
+            continue
         row = out[i]
         for j in range(D):
             t = row[j]
             k = np.rint(t * inv_two_pi)
-            r = (t - k * two_pi_hi) - k * two_pi_lo
+            r = ((t - k * c1) - k * c2) - k * c3
             u = r * r
             p = coef[0]
             for m in range(1, len(coef)):
@@ -85,14 +120,50 @@ def _scaled_cos(out, scale, coef, inv_two_pi, two_pi_hi, two_pi_lo):
             row[j] = scale[j] * p
 
 
-def _cos_block(out, scale, exact):
+def _check_arguments_finite(t):
+    if not np.isfinite(t).all():
+        raise ValueError(
+            "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
+            "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
+        )
+
+
+def _cos_block(out, scale, exact, fallback=None):
     """``out ← scale · cos(out)`` in place, by :func:`_scaled_cos` or, with ``exact=True``,
-    by numpy's cosine."""
+    by numpy's cosine.
+
+    The rows flagged in the boolean mask ``fallback`` go to numpy's cosine as well; None
+    flags every row holding an argument beyond the exact reduction range (or NaN). So both
+    paths agree to round-off for every finite argument; a non-finite argument raises."""
     if exact:
+        _check_arguments_finite(out)
         np.cos(out, out=out)
         out *= scale
         return
-    _scaled_cos(out, scale, _COS_COEFFICIENTS[out.dtype], *_REDUCTION_CONSTANTS[out.dtype])
+    limit, *constants = _REDUCTION_CONSTANTS[out.dtype]
+    if fallback is None:
+        fallback = ~(np.abs(out) <= limit).all(axis=1)
+    _scaled_cos(out, scale, _COS_COEFFICIENTS[out.dtype], *constants, fallback)
+    if fallback.any():
+        rows = np.flatnonzero(fallback)
+        t = out[rows]
+        _check_arguments_finite(t)
+        np.cos(t, out=t)
+        t *= scale
+        out[rows] = t
+
+
+def _beyond_exact_reduction(X, W, offset):
+    r"""Rows of X for which some :math:`|\omega_j^T x + b_j|` may leave the exact range of the
+    compiled cosine, by Cauchy–Schwarz: :math:`\|x\|\max_j\|\omega_j\| + \max_j|b_j|`,
+    widened by the rounding of the matrix product. O(n d), against O(n d D) for the features."""
+    limit = float(_REDUCTION_CONSTANTS[X.dtype][0])
+    eps = float(np.finfo(X.dtype).eps)
+    with np.errstate(over="ignore"):
+        x_norm = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        w_norm = float(np.sqrt(np.einsum("ij,ij->j", W, W, dtype=np.float64)).max())
+        bound = x_norm * w_norm + float(np.abs(offset).max())
+    return ~(bound * (1.0 + 2.0 * (X.shape[1] + 1) * eps) <= limit)
 
 
 def _as_finite_vector(value, name, D, dtype):
@@ -117,9 +188,12 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     each row block costs one small GEMM and one compiled element-wise pass, which runs while
     the block is in cache. Blocks are shared among ``n_threads`` threads (BLAS and the
     compiled pass release the GIL). This is the kernel of
-    :meth:`RandomFourierFeatures.transform`. The cosine is a range reduction followed by a
-    polynomial (see :func:`_cosine_coefficients`): within 1e-8 of cos for float32 and at
-    round-off for float64, as accurate as the product that feeds it.
+    :meth:`RandomFourierFeatures.transform`. The cosine is an exact range reduction followed
+    by a polynomial (see :func:`_cosine_coefficients`), which agrees with ``np.cos`` to a few
+    units of round-off. The reduction is exact while :math:`|t| < 2.6\cdot10^4` in float32
+    and :math:`4.2\cdot10^8` in float64; rows of X that may give a larger argument (bounded
+    by :math:`\|x\|\max_j\|\omega_j\| + \max_j|b_j|`, e.g. raw timestamps) are evaluated
+    with ``np.cos`` instead, so the result is right for every finite input.
 
     Parameters
     ----------
@@ -159,11 +233,13 @@ def _fourier_features(X, W, offset, scale, exact, n_threads):
     Xa[:, -1] = 1
     Wa = np.vstack([W, offset[None, :]])
     block = max(4, _BLOCK_ELEMENTS // max(D, 1))
+    fallback = None if exact else _beyond_exact_reduction(X, W, offset)
 
     def work(start, stop):
         o = out[start:stop]
-        np.matmul(Xa[start:stop], Wa, out=o)
-        _cos_block(o, scale, exact)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow raises in _cos_block
+            np.matmul(Xa[start:stop], Wa, out=o)
+        _cos_block(o, scale, exact, None if exact else fallback[start:stop])
 
     for_each_row_block(n, block, work, n_threads)
     return out
@@ -209,8 +285,10 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     qmc_engine : {"halton", "sobol"}, default="halton"
     exact_cos : bool, default=False
         Evaluate the cosine with numpy's routine. The default reduces the argument to
-        [−π, π] and evaluates a polynomial in a compiled pass, within 1e-8 of the cosine in
-        float32 and at round-off in float64, and several times faster.
+        [−π, π] exactly and evaluates a polynomial in a compiled pass, equal to numpy's
+        cosine to a few units of round-off and several times faster; rows whose arguments
+        are too large for the exact reduction (beyond 2.6e4 in float32, 4.2e8 in float64)
+        go to numpy's cosine. An argument that overflows raises a ValueError.
     n_threads : int >= 1 or None, default=None
         Threads sharing the row blocks of :meth:`transform`; None means the CPUs this
         process may run on.
