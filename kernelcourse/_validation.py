@@ -6,7 +6,13 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_float_matrix", "check_positive", "check_nonnegative", "check_same_features"]
+__all__ = [
+    "as_float_matrix",
+    "check_positive",
+    "check_nonnegative",
+    "check_same_features",
+    "finite_gram",
+]
 
 
 def as_float_matrix(X, name="X", *, allow_float32=True):
@@ -69,3 +75,24 @@ def check_same_features(X, Y, x_name="X", y_name="Y"):
             f"{y_name} has {Y.shape[1]} features but {x_name} has {X.shape[1]}; "
             "both must describe points of the same space."
         )
+
+
+def finite_gram(kernel, X, Y=None, *, name="X", block=1024):
+    """``kernel(X, Y)``, raising a ValueError that names the kernel if any entry is NaN or
+    infinite (numpy's overflow warnings are silenced: the error says what went wrong).
+
+    Inputs of magnitude beyond about 1e154 overflow a squared distance, and a kernel such as
+    exp(Linear()) overflows far sooner; the solvers behind a Gram matrix must not see that.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = kernel(X) if Y is None else kernel(X, Y)
+    for start in range(0, K.shape[0], block):
+        finite = np.isfinite(K[start : start + block]).all(axis=1)
+        if not finite.all():
+            raise ValueError(
+                f"the Gram matrix of the kernel {kernel!r} on {name} contains NaN or infinity "
+                f"(first in row {start + int(np.argmin(finite))}): the inputs are too large "
+                "in magnitude for this kernel. Rescale them "
+                "(e.g. StandardScaler) or choose a kernel that stays finite."
+            )
+    return K

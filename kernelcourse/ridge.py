@@ -27,9 +27,10 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._threads import single_blas_thread
+from ._validation import finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
 
@@ -47,6 +48,51 @@ def _cho_factor(M):
     return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
 
 
+def _check_lam(lam):
+    """λ as a float: a finite real number >= 0 (TypeError/ValueError naming ``lam``)."""
+    if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
+        raise TypeError(f"lam must be a real number >= 0, got {lam!r}.")
+    lam = float(lam)
+    if not np.isfinite(lam) or lam < 0:
+        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}.")
+    return lam
+
+
+def _row_abs_sums(A, name, block=1024):
+    """Row sums of |A| in blocks of rows (no n × n temporary); raise if A is not finite.
+
+    For symmetric A the largest of them is the 1-norm that LAPACK's condition estimate needs.
+    """
+    sums = np.empty(A.shape[0])
+    for start in range(0, A.shape[0], block):
+        sums[start : start + block] = np.abs(A[start : start + block]).sum(axis=1)
+    if not np.isfinite(sums).all():
+        raise ValueError(
+            f"A ({name}) contains NaN or infinity (or entries too large to add up); a "
+            "kernel or Gram matrix must be finite. Check the inputs and the kernel."
+        )
+    return sums
+
+
+def _relative_residual(factor, a_diag, lam, x, b):
+    r"""Relative residual :math:`\max_j \|(A + \lambda I)x_j - b_j\| / \|b_j\|` of a Cholesky
+    solve, from the factor's memory: LAPACK left the other triangle of A untouched, so A's
+    diagonal is swapped in for one symmetric product and the factor's diagonal swapped back."""
+    c, lower = factor
+    X = x.reshape(len(x), -1)
+    B = b.reshape(len(b), -1)
+    l_diag = c.diagonal().copy()
+    np.fill_diagonal(c, a_diag + lam)
+    try:
+        symm = linalg.get_blas_funcs("symm", (c, X))
+        AX = symm(1.0, c, np.asarray(X, dtype=c.dtype, order="F"), lower=int(not lower))
+    finally:
+        np.fill_diagonal(c, l_diag)
+    r = np.linalg.norm(AX - B, axis=0)
+    bn = np.linalg.norm(B, axis=0)
+    return float(np.max(r / np.where(bn > 0, bn, 1.0)))
+
+
 def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     r"""Solve :math:`(\mathbf A + \lambda \mathbf I) x = b` for symmetric PSD A by Cholesky.
 
@@ -55,18 +101,49 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     numerically positive definite (λ = 0 and A singular, or A not PSD) it warns with the
     smallest eigenvalue and condition number and returns the least-squares solution instead.
 
+    Numerical trouble warns (:class:`scipy.linalg.LinAlgWarning`), naming the quantity: a
+    condition number :math:`\kappa(\mathbf A + \lambda I)` beyond 1/ε (LAPACK's estimate
+    from the factor; e.g. collinear columns with λ = 0), or a relative residual
+    :math:`\|(\mathbf A + \lambda I)x - b\| / \|b\|` above :math:`10^{-6}` (float64) or
+    :math:`10^{-3}` (float32). Both checks cost O(n²), against the O(n³) factorization.
+
     Parameters
     ----------
     A : array of shape (n, n)
+        Symmetric positive semidefinite and finite (only one triangle is read by the
+        factorization, so both are checked for NaN and infinity first).
     b : array of shape (n,) or (n, k)
     lam : float >= 0
         The ridge λ added to the diagonal.
     overwrite_a : bool
         Factor in place.
     name : str
-        Name of A in the warning.
+        Name of A in the warnings and errors.
+
+    Raises
+    ------
+    ValueError
+        If A is not square or not finite, b does not match it or is not finite, or λ is
+        negative or not finite.
     """
+    lam = _check_lam(lam)
+    if not isinstance(A, np.ndarray) or A.dtype not in (np.float32, np.float64):
+        A = np.array(A, dtype=np.float64)
+        overwrite_a = True  # already a private copy
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
+        raise ValueError(f"A ({name}) must be a non-empty square matrix, got shape {A.shape}.")
+    b = np.asarray(b)
+    if b.dtype == object or not np.issubdtype(b.dtype, np.number) or np.iscomplexobj(b):
+        raise TypeError(f"b must be a real numeric array, got dtype {b.dtype}.")
     n = A.shape[0]
+    if b.ndim not in (1, 2) or b.shape[0] != n:
+        raise ValueError(
+            f"b must have shape ({n},) or ({n}, k) to match A ({name}), got shape {b.shape}."
+        )
+    if not np.isfinite(b).all():
+        raise ValueError("b contains NaN or infinity.")
+    row_sums = _row_abs_sums(A, name)
+    a_diag = A.diagonal().copy()
     backup = None if overwrite_a else A
     M = A if overwrite_a else A.copy()
     M.flat[:: n + 1] += lam
@@ -76,9 +153,25 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
         M = M.T
     try:
         factor = _cho_factor(M)
-        return linalg.cho_solve(factor, b, overwrite_b=False, check_finite=False)
+        x = linalg.cho_solve(factor, b, overwrite_b=False, check_finite=False)
     except linalg.LinAlgError:
-        pass
+        factor = None
+    if factor is not None:
+        eps = float(np.finfo(factor[0].dtype).eps)
+        pocon = linalg.get_lapack_funcs("pocon", (factor[0],))
+        rcond, _ = pocon(factor[0], float(row_sums.max()) + lam, uplo="L" if factor[1] else "U")
+        residual = _relative_residual(factor, a_diag, lam, x, b)
+        limit = 1e-6 if factor[0].dtype == np.float64 else 1e-3
+        if rcond < eps or not residual <= limit:
+            warnings.warn(
+                f"{name} + λI is ill-conditioned: condition number ≈ {1 / max(rcond, 1e-300):.3g} "
+                f"(LAPACK's estimate) and relative residual ‖({name} + λI)x − b‖/‖b‖ = "
+                f"{residual:.3g}; the solution may be inaccurate. Increase lam (or, for "
+                "collinear columns, remove them).",
+                linalg.LinAlgWarning,
+                stacklevel=3,
+            )
+        return x
     if backup is None:
         raise linalg.LinAlgError(
             f"{name} + λI is not positive definite and was overwritten; refit with "
@@ -101,13 +194,71 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     return sol.astype(A.dtype, copy=False)
 
 
+def _check_weights(sample_weight, X):
+    """Non-negative finite sample weights with a positive sum, or None for all ones."""
+    if sample_weight is None:
+        return None
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    except ValueError as err:
+        raise ValueError(f"sample_weight: {err}") from err
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero; at least one sample needs weight > 0.")
+    return sw
+
+
+def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
+    r"""w (d,) or (d, k) and b of weighted ridge regression, in the better-conditioned form.
+
+    Centre with the weighted means (the intercept is not penalised), scale the rows by
+    :math:`\sqrt{s_i}`, then solve the primal :math:`(X^TX + \lambda I)w = X^Ty` (d × d) when
+    d <= n, and otherwise the dual :math:`(XX^T + \lambda I)\alpha = y`, :math:`w = X^T\alpha`
+    (n × n, the push-through identity of lecture 001). With d > n, :math:`X^TX` has rank
+    at most n and :math:`X^TX + \lambda I` a condition number of order
+    :math:`\|X\|^2/\lambda`, so the primal loses every digit as λ → 0; the dual does not.
+    """
+    n, d = X.shape
+    if fit_intercept:
+        x_mean = np.average(X, axis=0, weights=sw)
+        y_mean = np.average(y, axis=0, weights=sw)
+        Xc, yc = X - x_mean, y - y_mean
+    else:
+        x_mean, y_mean = np.zeros(d), np.zeros(y.shape[1:])
+        Xc, yc = X, y
+    root = None
+    if sw is not None:
+        root = np.sqrt(sw)
+        Xc = Xc * root[:, None]
+        yc = yc * (root if yc.ndim == 1 else root[:, None])
+    if d <= n:
+        G = Xc.T @ Xc
+        w = solve_regularized_psd(G, Xc.T @ yc, lam, name=f"{name}ᵀ{name}")
+    else:
+        K = Xc @ Xc.T
+        if fit_intercept:
+            # Centring puts u = √s (the ones vector without weights) in the null space of
+            # XXᵀ, and y is orthogonal to it; adding c·uuᵀ/‖u‖² leaves α unchanged and removes
+            # the near-zero eigenvalue λ that would otherwise ruin the factorization.
+            u = np.ones(n) if root is None else root
+            K += (np.trace(K) / n + 1.0) / (u @ u) * np.outer(u, u)
+        alpha = solve_regularized_psd(K, yc, lam, name=f"{name}{name}ᵀ")
+        w = Xc.T @ alpha
+    return w, y_mean - x_mean @ w
+
+
 class RidgeRegression(RegressorMixin, BaseEstimator):
     r"""Primal ridge regression, the MAP estimate of lecture 001.
 
     .. math:: \mathbf w = (\lambda \mathbf I_d + \mathbf X^T \mathbf X)^{-1} \mathbf X^T \mathbf y
 
     solved by Cholesky on the d × d matrix: :math:`O(d^2 n)` to form
-    :math:`\mathbf X^T \mathbf X`, :math:`O(d^3)` to factor it.
+    :math:`\mathbf X^T \mathbf X`, :math:`O(d^3)` to factor it. When there are more features
+    than samples (d > n) it solves the dual :math:`(\mathbf X \mathbf X^T + \lambda
+    \mathbf I_n)\alpha = \mathbf y`, :math:`\mathbf w = \mathbf X^T \alpha` instead (the
+    push-through identity; the same w in exact arithmetic), which stays accurate as λ → 0
+    where the rank-deficient d × d system does not; scikit-learn's ``Ridge`` switches the
+    same way. An ill-conditioned system (e.g. collinear columns with λ = 0) warns with its
+    condition number (see :func:`solve_regularized_psd`).
 
     Intercept handling: with ``fit_intercept=True`` the columns of X and y are centered before
     the solve and the intercept :math:`b = \bar y - \bar x^T \mathbf w` is not penalized (the
@@ -144,28 +295,24 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit w (and b) on the training data.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights :math:`s_i`: minimises
+            :math:`\\sum_i s_i (y_i - w^T x_i - b)^2 + \\lambda\\|w\\|^2`, as scikit-learn's
+            ``Ridge``; an integer weight is the same as repeating the sample.
         """
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
-        if self.fit_intercept:
-            x_mean, y_mean = X.mean(axis=0), y.mean(axis=0)
-            Xc, yc = X - x_mean, y - y_mean
-        else:
-            x_mean, y_mean = np.zeros(X.shape[1]), np.zeros(y.shape[1:])
-            Xc, yc = X, y
-        G = Xc.T @ Xc
-        w = solve_regularized_psd(G, Xc.T @ yc, float(self.lam), overwrite_a=False, name="XᵀX")
+        sw = _check_weights(sample_weight, X)
+        w, intercept = _ridge_solve(X, y, float(self.lam), sw, self.fit_intercept)
         self.coef_ = w.T
-        self.intercept_ = y_mean - x_mean @ w
-        if y.ndim == 1:
-            self.intercept_ = float(self.intercept_)
+        self.intercept_ = float(intercept) if y.ndim == 1 else intercept
         return self
 
     def predict(self, X):
@@ -249,32 +396,47 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Compute α = (K + λI)⁻¹ y.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights :math:`s_i` on the squared errors, as in scikit-learn's
+            ``KernelRidge``: with :math:`S = \\mathrm{diag}(s)`,
+            :math:`\\alpha = S^{1/2}(S^{1/2} K S^{1/2} + \\lambda I)^{-1} S^{1/2} y`.
         """
         dtype = np.dtype(self.dtype)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
         self.kernel_ = self._resolve(X.shape[1])
         y = np.asarray(y, dtype=dtype)
-        K = self.kernel_(X)
-        if K.dtype != dtype:
-            K = K.astype(dtype)
+        sw = _check_weights(sample_weight, X)
+        root = None if sw is None else np.sqrt(sw).astype(dtype)
+        if root is not None:
+            y = y * (root if y.ndim == 1 else root[:, None])
+
+        def gram():
+            K = finite_gram(self.kernel_, X)
+            if K.dtype != dtype:
+                K = K.astype(dtype)
+            if root is not None:
+                K = K * root[:, None]
+                K *= root[None, :]
+            return K
+
+        K = gram()
         # Only the kernel object path can return a non-owned or read-only array; copy then.
         overwrite = K.flags.writeable and K.flags.owndata
         try:
-            self.dual_coef_ = solve_regularized_psd(
-                K, y, float(self.lam), overwrite_a=overwrite, name="K"
-            )
+            alpha = solve_regularized_psd(K, y, float(self.lam), overwrite_a=overwrite, name="K")
         except linalg.LinAlgError:
             # The in-place factorization destroyed K; rebuild it for the warned fallback.
-            self.dual_coef_ = solve_regularized_psd(
-                self.kernel_(X).astype(dtype, copy=False), y, float(self.lam), name="K"
-            )
+            alpha = solve_regularized_psd(gram(), y, float(self.lam), name="K")
+        if root is not None:
+            alpha = alpha * (root if alpha.ndim == 1 else root[:, None])
+        self.dual_coef_ = alpha
         self.X_fit_ = X
         return self
 
@@ -361,8 +523,17 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
-        """Fit the feature map on X, then ridge on Φ(X)."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the feature map on X, then ridge on Φ(X).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights on the squared errors (see :class:`RidgeRegression`); the
+            feature map is fitted without them.
+        """
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         if self.transformer is None:
             self.transformer_ = None
@@ -376,7 +547,9 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         else:
             self.transformer_ = clone(self.transformer).fit(X, y)
         Phi = self._features(X)
-        self.ridge_ = RidgeRegression(lam=self.lam, fit_intercept=self.fit_intercept).fit(Phi, y)
+        self.ridge_ = RidgeRegression(lam=self.lam, fit_intercept=self.fit_intercept).fit(
+            Phi, y, sample_weight=sample_weight
+        )
         self.coef_ = self.ridge_.coef_
         self.intercept_ = self.ridge_.intercept_
         return self
