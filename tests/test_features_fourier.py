@@ -323,3 +323,28 @@ def test_overflowing_cosine_argument_raises(exact):
     X = np.full((2, 2), 1e300)
     with pytest.raises(ValueError, match="overflow"):
         fourier_features(X, np.full((2, 3), 1e10), 0.0, 1.0, exact=exact)
+
+
+# -- leverage-score sampling scales with the pool, and refuses what cannot fit (item 8) ---------
+def test_leverage_sampling_memory_is_linear_in_the_pool():
+    import tracemalloc
+
+    X = np.random.default_rng(0).normal(size=(100, 4))
+    est = RandomFourierFeatures(sampling="leverage", n_components=400, random_state=0)
+    tracemalloc.start()
+    est.fit(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # A pool of M = 3200 frequencies: the old 2M × 2M system alone took 6400² · 8 B = 328 MB;
+    # the n × n form needs Z's blocks (n × 2M ≈ 5 MB at most) and the pool.
+    assert peak < 40 * 2**20
+    assert est.omega_.shape == (400, 4) and np.isfinite(est.weights_).all()
+
+
+def test_leverage_sampling_refuses_a_pool_that_cannot_fit():
+    X = np.random.default_rng(0).normal(size=(20, 50))
+    est = RandomFourierFeatures(
+        sampling="leverage", n_components=10**6, pool_factor=10**4, random_state=0
+    )
+    with pytest.raises(ValueError, match="lower pool_factor or n_components"):
+        est.fit(X)

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from fractions import Fraction
 
 import numpy as np
 from numba import njit
 from numpy.polynomial import Chebyshev, Polynomial
+from scipy import linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -164,6 +166,14 @@ def _beyond_exact_reduction(X, W, offset):
         w_norm = float(np.sqrt(np.einsum("ij,ij->j", W, W, dtype=np.float64)).max())
         bound = x_norm * w_norm + float(np.abs(offset).max())
     return ~(bound * (1.0 + 2.0 * (X.shape[1] + 1) * eps) <= limit)
+
+
+def _physical_memory():
+    """Bytes of physical memory, or None where the platform does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _as_finite_vector(value, name, D, dtype):
@@ -429,20 +439,47 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def _leverage_sample(self, measure, X, n_freq, rng):
         r"""Avron et al. (2017): sample frequencies proportionally to the ridge leverage
         function :math:`\tau_\lambda(\omega) = p(\omega)\, z_\omega^*(\mathbf K + n\lambda I)^{-1}
-        z_\omega`, estimated on a pool of M frequencies drawn from p."""
+        z_\omega`, estimated on a pool of M frequencies drawn from p.
+
+        With at most 2000 training rows and Z (n × 2M) the pool's features on them,
+        :math:`\tau_j = z_j^T (ZZ^T + n\lambda I)^{-1} z_j` is computed on the n × n side:
+        one Cholesky factor L and :math:`\|L^{-1} z_j\|^2`, with Z built block by block of
+        frequencies. Time O(nM(d + n) + n³) and memory O(n² + Md), linear in the pool, where
+        the 2M × 2M form was cubic in it."""
         n_pool = self.pool_factor * n_freq
-        pool = measure.sample(n_pool, X.shape[1], method="mc", random_state=rng)
-        # Scores on at most 2000 training rows keep the fit cheap; Z Zᵀ ≈ K on those rows.
+        d = X.shape[1]
         rows = X if len(X) <= 2000 else X[rng.choice(len(X), 2000, replace=False)]
         rows = rows.astype(np.float64)
         n = len(rows)
-        P = rows @ pool.T
-        Z = np.hstack([np.cos(P), np.sin(P)]) / math.sqrt(n_pool)
-        # τ_j = [Zᵀ(ZZᵀ + nλI)⁻¹Z]_jj, summed over the cos and sin column of frequency j.
-        G = Z.T @ Z
+        block = max(1, (32 * 2**20) // (8 * 2 * n))  # frequencies per block: Z_b of ~32 MB
+        need = 8 * (n_pool * d + 2 * n * n + 2 * n * min(block, n_pool) + 2 * n_pool)
+        total = _physical_memory()
+        if total is not None and need > total // 2:
+            raise ValueError(
+                f"sampling='leverage' with pool_factor={self.pool_factor} and "
+                f"n_components={self.n_components} needs a pool of {n_pool} frequencies in "
+                f"{d} dimensions, about {need / 2**30:.1f} GiB, more than half of this "
+                f"machine's {total / 2**30:.1f} GiB; lower pool_factor or n_components."
+            )
+        pool = measure.sample(n_pool, d, method="mc", random_state=rng)
+
+        def features(start):
+            P = rows @ pool[start : start + block].T
+            return np.hstack([np.cos(P), np.sin(P)]) / math.sqrt(n_pool)
+
+        # ZZᵀ = Σ_b Z_b Z_bᵀ ≈ K on those rows; τ_j sums the cos and the sin column of ω_j.
+        G = np.zeros((n, n))
+        for start in range(0, n_pool, block):
+            Zb = features(start)
+            G += Zb @ Zb.T
         G[np.diag_indices_from(G)] += n * self.ridge
-        A = np.linalg.solve(G, Z.T @ Z)
-        tau = np.diag(A)[:n_pool] + np.diag(A)[n_pool:]
+        L = linalg.cholesky(G, lower=True)
+        tau = np.empty(n_pool)
+        for start in range(0, n_pool, block):
+            W = linalg.solve_triangular(L, features(start), lower=True)
+            sq = np.einsum("ij,ij->j", W, W)
+            half = sq.size // 2
+            tau[start : start + half] = sq[:half] + sq[half:]
         tau = np.clip(tau, 0, None) + 1e-12
         q = tau / tau.sum()
         idx = rng.choice(n_pool, size=n_freq, replace=True, p=q)
