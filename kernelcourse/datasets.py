@@ -21,7 +21,9 @@ import contextlib
 import dataclasses
 import gzip
 import hashlib
+import http.client
 import io
+import numbers
 import os
 import pathlib
 import shutil
@@ -29,6 +31,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -134,7 +137,8 @@ def _check_content(source, raw, where):
     """Return the checked parts, or raise ChecksumError naming the file and the part."""
     try:
         parts = _content_parts(source, raw)
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as err:
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error) as err:
+        # zlib.error: a damaged deflate stream inside an intact gzip header
         raise ChecksumError(f"{where} is not a readable {source.filename}: {err}") from err
     for name, expected in source.content_sha256.items():
         value = parts[name]
@@ -171,18 +175,27 @@ def _download(url, target_dir, timeout=60):
     Raises DataUnavailableError when the server cannot be reached or the transfer ends early.
     """
     target_dir.mkdir(parents=True, exist_ok=True)
+    # A process killed mid-download leaves its .part file behind; remove those first. (The file
+    # of a download running elsewhere may go too: that process reads its open handle, which
+    # survives the unlink.)
+    for stale in target_dir.glob(".download.*.part"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
     fd, tmp = tempfile.mkstemp(dir=target_dir, prefix=".download.", suffix=".part")
     try:
-        with os.fdopen(fd, "wb") as f, urllib.request.urlopen(url, timeout=timeout) as resp:
-            expected = resp.headers.get("Content-Length")
-            shutil.copyfileobj(resp, f, length=2**20)
+        with os.fdopen(fd, "w+b") as f:
+            with urllib.request.urlopen(url, timeout=timeout) as resp:
+                expected = resp.headers.get("Content-Length")
+                shutil.copyfileobj(resp, f, length=2**20)
             size = f.tell()
-        if expected is not None and size != int(expected):
-            raise DataUnavailableError(
-                f"download of {url} was interrupted: got {size} of {expected} bytes."
-            )
-        return pathlib.Path(tmp).read_bytes()
-    except (urllib.error.URLError, OSError, EOFError) as err:
+            if expected is not None and size != int(expected):
+                raise DataUnavailableError(
+                    f"download of {url} was interrupted: got {size} of {expected} bytes."
+                )
+            f.seek(0)
+            return f.read()
+    except (urllib.error.URLError, http.client.HTTPException, OSError, EOFError) as err:
+        # http.client.IncompleteRead: a chunked transfer that ended early
         if isinstance(err, DataUnavailableError):
             raise
         raise DataUnavailableError(f"download of {url} failed: {err}") from err
@@ -346,6 +359,11 @@ COVTYPE_COLUMNS = (
 )  # fmt: skip
 
 
+def _is_count(value):
+    """An integer, numpy's included, but not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
 def load_covertype_full(*, dtype=np.float64, data_home=None, download=True):
     """All 581 012 Covertype rows in their original order, unscaled: ``X`` (581 012 × 54, as
     ``dtype``) and the cover types ``y`` in 1..7. :func:`load_covertype` splits and scales it."""
@@ -380,14 +398,20 @@ def load_covertype(*, n_train=40_000, n_test=10_000, random_state=0, data_home=N
     Bunch
         ``X_train, y_train, X_test, y_test`` (labels 1..7) and ``feature_names``.
     """
+    if not _is_count(n_test):
+        raise ValueError(f"n_test must be an integer (not a bool), got {n_test!r}.")
+    if n_train is not None and not _is_count(n_train):
+        raise ValueError(f"n_train must be None or an integer (not a bool), got {n_train!r}.")
     X, y = load_covertype_full(data_home=data_home, download=download)
     n = len(X)
-    if not (isinstance(n_test, int) and 0 <= n_test < n):
+    if not 0 <= n_test < n:
         raise ValueError(f"n_test must be an integer in [0, {n}), got {n_test!r}.")
-    if n_train is not None and not (isinstance(n_train, int) and 0 < n_train <= n - n_test):
+    n_test = int(n_test)
+    if n_train is not None and not 0 < n_train <= n - n_test:
         raise ValueError(
             f"n_train must be None or an integer in [1, {n - n_test}], got {n_train!r}."
         )
+    n_train = None if n_train is None else int(n_train)
     order = np.random.default_rng(random_state).permutation(n)
     test = order[:n_test]
     train = order[n_test:] if n_train is None else order[n_test : n_test + n_train]
