@@ -12,6 +12,9 @@ __all__ = [
     "check_nonnegative",
     "check_same_features",
     "finite_gram",
+    "as_float_vector",
+    "check_count",
+    "check_fit_input",
 ]
 
 
@@ -96,3 +99,78 @@ def finite_gram(kernel, X, Y=None, *, name="X", block=1024):
                 "(e.g. StandardScaler) or choose a kernel that stays finite."
             )
     return K
+
+
+def as_float_vector(y, name="y", n=None):
+    """Return ``y`` as a finite 1-D float64 array (of length ``n`` when given).
+
+    Raises
+    ------
+    TypeError
+        If ``y`` is not numeric (e.g. strings).
+    ValueError
+        If ``y`` is not 1-D (a column vector is accepted), has the wrong length, or holds
+        NaN or infinity.
+    """
+    arr = np.asarray(y)
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name} must be numeric, got non-numeric entries ({err}).") from None
+    if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
+        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real-valued, got complex dtype {arr.dtype}.")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}.")
+    if n is not None and len(arr) != n:
+        raise ValueError(f"{name} has {len(arr)} entries but the data have {n} rows.")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries.")
+    return arr
+
+
+def check_count(value, name, minimum=1):
+    """Return ``value`` as an int after checking it is an integer >= ``minimum`` (no bools)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def _not_ragged(value, name):
+    if isinstance(value, list | tuple):
+        try:
+            np.asarray(value)
+        except ValueError as err:
+            if "inhomogeneous" in str(err) or "sequence" in str(err):
+                raise ValueError(
+                    f"{name} is ragged: its rows have different lengths; every row needs the "
+                    "same number of entries."
+                ) from None
+            raise
+
+
+def check_fit_input(X, y=None, *, regression=False):
+    """Checks run before scikit-learn's ``validate_data``, so that its errors name the
+    argument: a ragged list names X (or y), and a regressor's non-numeric y names y."""
+    _not_ragged(X, "X")
+    if y is None:
+        return
+    _not_ragged(y, "y")
+    if regression:
+        arr = np.asarray(y)
+        if arr.dtype.kind in "USO":
+            try:
+                arr.astype(np.float64)
+            except (TypeError, ValueError):
+                first = arr.ravel()[0] if arr.size else None
+                raise ValueError(
+                    f"y must be numeric for a regressor, got non-numeric values such as "
+                    f"{first!r}; use a classifier for labels."
+                ) from None

@@ -30,7 +30,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._threads import single_blas_thread
-from ._validation import finite_gram
+from ._validation import check_fit_input, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
 
@@ -307,6 +307,7 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
             :math:`\\sum_i s_i (y_i - w^T x_i - b)^2 + \\lambda\\|w\\|^2`, as scikit-learn's
             ``Ridge``; an integer weight is the same as repeating the sample.
         """
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         sw = _check_weights(sample_weight, X)
@@ -409,6 +410,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             :math:`\\alpha = S^{1/2}(S^{1/2} K S^{1/2} + \\lambda I)^{-1} S^{1/2} y`.
         """
         dtype = np.dtype(self.dtype)
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
         self.kernel_ = self._resolve(X.shape[1])
         y = np.asarray(y, dtype=dtype)
@@ -534,6 +536,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
             Non-negative weights on the squared errors (see :class:`RidgeRegression`); the
             feature map is fitted without them.
         """
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         if self.transformer is None:
             self.transformer_ = None

@@ -49,7 +49,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._validation import finite_gram
+from ._validation import check_fit_input, finite_gram
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
@@ -587,6 +587,7 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
             (and never become centres).
         """
         self._validate_params()
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
         )
@@ -621,6 +622,7 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
         ``sample_weight`` as in :meth:`NystroemKRR.fit`.
         """
         self._validate_params()
+        check_fit_input(X, y)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
         sw = _checked_weights(sample_weight, X)
         check_classification_targets(y)

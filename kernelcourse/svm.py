@@ -38,7 +38,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._validation import finite_gram
+from ._validation import as_float_vector, check_count, check_fit_input, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
 __all__ = ["KernelSVC", "PrimalSVC", "smo_solve", "SMOResult"]
@@ -139,13 +139,13 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
 
     Parameters
     ----------
-    gram : _FullGram or _RowCache
-        Access to the Gram matrix :math:`\mathbf K`: held whole, or rows computed on demand
-        and cached.
+    gram : array of shape (n, n), _FullGram or _RowCache
+        The Gram matrix :math:`\mathbf K` (finite), or the estimator's access to it: held
+        whole, or rows computed on demand and cached.
     y : ndarray of shape (n,)
         Labels in {−1, +1} (float).
-    C : ndarray of shape (n,)
-        Per-sample box bound :math:`C_i` (``np.inf`` allowed: hard margin).
+    C : float or ndarray of shape (n,)
+        Per-sample box bound :math:`C_i >= 0` (``np.inf`` allowed: hard margin).
     tol : float
         KKT tolerance on :math:`m - M`.
     max_iter : int or None
@@ -158,7 +158,28 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
     -------
     SMOResult
     """
-    n = len(y)
+    if isinstance(gram, np.ndarray):
+        if gram.ndim != 2 or gram.shape[0] != gram.shape[1]:
+            raise ValueError(f"gram must be a square Gram matrix, got shape {gram.shape}.")
+        gram = _FullGram(np.asarray(gram, dtype=np.float64))
+    if not isinstance(gram, _FullGram | _RowCache):
+        raise TypeError(
+            f"gram must be a square array or the solver's row access, got {type(gram).__name__}."
+        )
+    n = len(gram.diag)
+    y = as_float_vector(y, "y", n)
+    if not np.isin(y, (-1.0, 1.0)).all():
+        raise ValueError("y must hold labels -1 and +1 only (encode the two classes first).")
+    C = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)) if np.ndim(C) == 0 else C
+    C = np.asarray(C, dtype=np.float64)
+    if C.shape != (n,) or np.isnan(C).any() or (C < 0).any():
+        raise ValueError(f"C must be a number or ({n},) array of bounds >= 0 (inf allowed).")
+    if isinstance(tol, bool) or not isinstance(tol, Real) or not 0 < tol < np.inf:
+        raise ValueError(f"tol must be a finite number > 0, got {tol!r}.")
+    if max_iter is not None:
+        max_iter = check_count(max_iter, "max_iter")
+    if isinstance(gram, _FullGram) and not np.isfinite(gram.K).all():
+        raise ValueError("gram contains NaN or infinity.")
     if max_iter is None:
         max_iter = _default_max_iter(n)
     U = np.where(y > 0, C, 0.0)
@@ -467,6 +488,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        check_fit_input(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
         n = X.shape[0]
@@ -714,6 +736,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        check_fit_input(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)

@@ -255,6 +255,8 @@ _ODD_N_COMPONENTS = "the check sets n_components=1, odd, which map='cossin' reje
         RandomFourierFeatures(kernel="matern", sampling="orthogonal"),
         RandomFourierFeatures(sampling="leverage", n_components=10, pool_factor=2),
         RandomFourierFeatures(map="cossin", n_components=20),
+        RandomFourierFeatures(dtype=np.float32),
+        RandomFourierFeatures(dtype=np.float64),
     ],
     expected_failed_checks=lambda est: (
         {

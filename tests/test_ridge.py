@@ -314,3 +314,11 @@ def test_sample_weight_must_not_sum_to_zero(est):
     X, y, _ = data(n=10)
     with pytest.raises(ValueError, match="sample_weight"):
         est.fit(X, y, sample_weight=np.zeros(10))
+
+
+@pytest.mark.parametrize("est", [RidgeRegression(), KernelRidge(), FeatureRidge()], ids=repr)
+def test_regressors_name_a_string_y_and_a_ragged_x(est):
+    with pytest.raises(ValueError, match="y must be numeric for a regressor"):
+        est.fit(np.ones((3, 2)), ["a", "b", "c"])
+    with pytest.raises(ValueError, match="X is ragged"):
+        est.fit([[1.0, 2.0], [3.0]], [1.0, 2.0])

@@ -354,3 +354,32 @@ def test_class_weight_matches_sklearn(class_weight):
     np.testing.assert_allclose(primal.coef_, lin.coef_, atol=1e-3)
     with pytest.raises(ValueError, match="class_weight"):
         KernelSVC(class_weight={7: 2.0}).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"y": np.array(["a", "b", "a", "b"])}, TypeError, "y must be numeric"),
+        ({"y": np.array([1.0, -1.0, np.nan, 1.0])}, ValueError, "y contains NaN"),
+        ({"y": np.array([1.0, 0.0, 1.0, 0.0])}, ValueError, "y must hold labels -1 and"),
+        ({"C": -np.ones(4)}, ValueError, "C must be a number"),
+        ({"C": np.ones(3)}, ValueError, "C must be a number"),
+        ({"gram": "K"}, TypeError, "gram must be"),
+        ({"gram": np.ones((4, 3))}, ValueError, "gram must be a square"),
+        ({"gram": np.diag([1.0, np.inf, 1.0, 1.0])}, ValueError, "gram contains NaN"),
+        ({"tol": -1.0}, ValueError, "tol must be"),
+        ({"max_iter": 0}, ValueError, "max_iter must be"),
+    ],
+)
+def test_smo_solve_validates(kwargs, error, match):
+    from kernelcourse.svm import smo_solve
+
+    args = {"gram": np.eye(4), "y": np.array([1.0, -1.0, 1.0, -1.0]), "C": 1.0}
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        smo_solve(**args)
+
+
+def test_ragged_x_names_x():
+    with pytest.raises(ValueError, match="X is ragged"):
+        KernelSVC().fit([[1.0, 2.0], [3.0]], [0, 1])

@@ -529,7 +529,16 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # complex output for map="complex"; otherwise float32 in, float32 out (dtype=None).
-        complex_out = self.map == "complex"
-        tags.transformer_tags.preserves_dtype = [] if complex_out else ["float64", "float32"]
+        # Complex output for map="complex". Otherwise float32 in, float32 out (dtype=None), or
+        # always the fixed dtype, which then is the only one preserved.
+        if self.map == "complex":
+            preserved = []
+        elif self.dtype is None:
+            preserved = ["float64", "float32"]
+        else:
+            try:
+                preserved = [np.dtype(self.dtype).name]
+            except TypeError:
+                preserved = []  # an invalid dtype: fit will say so
+        tags.transformer_tags.preserves_dtype = preserved
         return tags

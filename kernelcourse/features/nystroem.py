@@ -31,6 +31,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._threads import for_each_row_block
+from .._validation import as_float_matrix, as_float_vector, check_positive
 from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
 __all__ = ["Nystroem", "RankDeficiencyWarning", "ridge_leverage_scores"]
@@ -107,7 +108,10 @@ def ridge_leverage_scores(Z, diag, ridge):
     ridge : float > 0
         λ.
     """
+    Z = as_float_matrix(Z, "Z", allow_float32=False)
     n, r = Z.shape
+    diag = as_float_vector(diag, "diag", n)
+    ridge = check_positive(ridge, "ridge")
     mu = n * ridge
     G = Z.T @ Z
     G[np.diag_indices(r)] += mu
