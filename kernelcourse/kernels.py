@@ -361,6 +361,12 @@ class Polynomial(Kernel):
         Scale γ of the inner product.
     coef0 : float >= 0
         Offset :math:`c_0`; it must be non-negative for the kernel to be PSD.
+
+    Notes
+    -----
+    The default degree is 2 (the lectures' quadratic examples), not scikit-learn's 3; its
+    ``coef0`` default is 1 like scikit-learn's ``polynomial_kernel`` (``SVC`` uses 0). A
+    named "polynomial" kernel in the estimators takes γ = 1 / n_features by default.
     """
 
     def __init__(self, degree=2, gamma=1.0, coef0=1.0):

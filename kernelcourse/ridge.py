@@ -369,6 +369,13 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         The resolved kernel.
     n_features_in_ : int
 
+    Notes
+    -----
+    Deliberate differences from scikit-learn's ``KernelRidge``: the ridge is called ``lam``
+    (λ of the lectures) rather than ``alpha``; the default kernel is "rbf" (scikit-learn:
+    "linear"); ``kernel="polynomial"`` has degree 2 and :math:`c_0 = 1` by default
+    (scikit-learn: degree 3, coef0 = 1). γ = None means 1 / n_features in both.
+
     References
     ----------
     Lecture 001 (push-through identity), lecture 002 (kernel machines, Rademacher bound);

@@ -421,6 +421,19 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         SMO steps per binary problem.
     n_features_in_ : int
 
+    Notes
+    -----
+    Deliberate differences from scikit-learn's ``SVC``:
+
+    * default γ: ``gamma=None`` means 1 / n_features (the lectures' choice, and scikit-learn's
+      ``KernelRidge`` and ``Nystroem``), where ``SVC`` defaults to ``gamma="scale"``,
+      1 / (n_features · X.var()). Pass ``gamma=1 / (X.shape[1] * X.var())`` to match it.
+    * ``kernel="polynomial"`` is :math:`(\gamma x^Ty + c_0)^p` with degree p = 2 and
+      :math:`c_0 = 1` by default (``kernel_params``), where ``SVC`` uses degree 3 and
+      coef0 = 0; the lectures' examples are quadratic, and :math:`c_0 \ge 0` keeps the
+      kernel positive semidefinite.
+    * the default step limit is 100 n (LIBSVM's rule without its 10⁷ floor), with a warning.
+
     References
     ----------
     Fan, Chen & Lin, "Working set selection using second order information for training

@@ -90,7 +90,17 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def _cell_hashes(self, X, p):
         """64-bit hash of the integer cell coordinates of each row of X in grid p."""
-        cells = np.floor((X - self.shifts_[p]) / self.pitches_[p]).astype(np.int64)
+        with np.errstate(over="ignore"):
+            cells = np.floor((X - self.shifts_[p]) / self.pitches_[p])
+        # The cell coordinates become int64: beyond 2^62 the cast would wrap silently.
+        if not (np.abs(cells) < 2.0**62).all():
+            raise ValueError(
+                f"random binning: a cell index |x − u|/δ reaches {np.abs(cells).max():.3g}, "
+                "beyond the 2^62 an int64 holds (γ = "
+                f"{self.gamma_:.3g} makes the pitches δ ~ 1/γ tiny against |x| up to "
+                f"{np.abs(X).max():.3g}); lower gamma or rescale X."
+            )
+        cells = cells.astype(np.int64)
         # wrap-around arithmetic in uint64 is the intended modular hash
         return (cells.view(np.uint64) * self._hash_coefs).sum(axis=1, dtype=np.uint64)
 

@@ -317,6 +317,19 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         Importance weight of each feature (ones unless ``sampling="leverage"``).
     n_features_in_ : int
 
+    Notes
+    -----
+    Deliberate differences from scikit-learn's ``RBFSampler``:
+
+    * ``map="cossin"`` needs an even ``n_components`` (D/2 frequencies, each giving a cos and
+      a sin feature) and raises on an odd one rather than dropping or adding a feature; the
+      scikit-learn checks that refit with ``n_components=1`` are therefore expected to fail
+      for that map (and only for it).
+    * default γ: ``gamma=None`` means 1 / n_features (as scikit-learn's ``Nystroem`` and
+      ``KernelRidge``), where ``RBFSampler`` defaults to γ = 1.
+    * float32 input stays float32 (so does ``RBFSampler``); a fixed ``dtype`` makes every
+      output that dtype, and the ``preserves_dtype`` tag then lists only it.
+
     References
     ----------
     Rahimi & Recht (2007); Yu et al. (2016), "Orthogonal random features"; Avron, Sindhwani,
