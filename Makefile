@@ -21,13 +21,22 @@ export MPLBACKEND := Agg
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
          -p tests.nbval_plugin \
          --nbval-cell-timeout=600
+# Perturbed numerics: another OpenBLAS kernel (Sandybridge: AVX without FMA, which every x86-64
+# CPU this course supports can run), numba's generic target and one BLAS thread. Every notebook
+# must still match its stored outputs to printed precision under these, so that a newcomer's CPU
+# (AVX2 or AVX-512, Intel or AMD) gives the numbers the book prints. tests/test_perturbation.py
+# reads this line and checks that it really changes low-order bits.
+PERTURB := OPENBLAS_CORETYPE=Sandybridge NUMBA_CPU_NAME=generic OMP_NUM_THREADS=1 \
+           OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: help setup book book-test chromium test unit nbval notebooks homework lab bench lint clean
+.PHONY: help setup book book-test chromium test unit nbval nbval-perturbed notebooks homework lab \
+        bench lint clean
 
 help:
 	@echo "make book       build the HTML book into _build/html (offline)"
 	@echo "make test       unit tests, strict nbval over every notebook, then make book-test"
 	@echo "make book-test  build the book and check every page in headless Chromium"
+	@echo "make nbval-perturbed  the notebooks again under another BLAS kernel, numba target, 1 thread"
 	@echo "make notebooks  re-execute every notebook in place"
 	@echo "make homework   release the student starters from book/homework/solutions"
 	@echo "make lab        start JupyterLab in the project environment"
@@ -47,8 +56,11 @@ $(STAMP):
 book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going
 
+# Two workers (notebooks stay whole on one worker with --dist loadscope): within 20 minutes on
+# two cores.
 test: $(STAMP)
-	$(PY) -m pytest tests book $(NBVAL) --ignore=tests/test_book_site.py
+	$(PY) -m pytest tests book $(NBVAL) -n 2 --dist loadscope --ignore=tests/test_book_site.py
+	$(MAKE) --no-print-directory nbval-perturbed
 	$(MAKE) --no-print-directory book-test
 
 # Opens every page of _build/html from disk in headless Chromium (math typeset, images loaded,
@@ -75,6 +87,10 @@ unit: $(STAMP)
 
 nbval: $(STAMP)
 	$(PY) -m pytest book $(NBVAL)
+
+# Two notebooks at a time: each kernel runs on one BLAS thread here.
+nbval-perturbed: $(STAMP)
+	env $(PERTURB) $(PY) -m pytest book $(NBVAL) -n 2 --dist loadscope -p no:cacheprovider
 
 notebooks: $(STAMP)
 	$(PY) -m kernelcourse.notebooks execute book

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+import time
+
 import numpy as np
 
-__all__ = ["use_style", "new_figure", "loglog_with_slopes", "fit_loglog_slope"]
+__all__ = [
+    "use_style",
+    "new_figure",
+    "loglog_with_slopes",
+    "fit_loglog_slope",
+    "legend_outside",
+    "log_ticks",
+    "warm_time",
+    "pareto_optimal",
+    "accuracy_time_pareto",
+]
 
 _STYLE = {
     "figure.figsize": (6.4, 4.0),
-    "figure.dpi": 90,
+    "figure.dpi": 100,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
@@ -25,26 +39,36 @@ _STYLE = {
 def use_style():
     """Apply the book's matplotlib style (call once at the top of a chapter).
 
-    Inside a Jupyter kernel it also lets figures be displayed as PNG whatever the matplotlib
-    backend is, so that ``glue("fig-name", fig, display=False)`` stores an image for the book
-    (``make`` exports ``MPLBACKEND=Agg``; with that backend IPython would keep only the text
-    ``<Figure size ...>``).
+    Inside a Jupyter kernel it also makes figures display as PNG at twice their size in pixels
+    (IPython's ``retina`` format, with the logical size in the output's metadata), so they stay
+    sharp on high-density screens and at any zoom, in Jupyter and in the book alike. A figure
+    is an ordinary cell output; the book numbers and captions it from the cell's
+    ``mystnb.figure`` metadata.
     """
     import matplotlib.pyplot as plt
 
     plt.rcParams.update(_STYLE)
-    _display_figures_as_png()
+    _display_figures_sharp()
 
 
-def _display_figures_as_png():
+def _display_figures_sharp():
     try:
         from IPython import get_ipython
         from IPython.core.pylabtools import select_figure_formats
     except ImportError:  # IPython is not installed: there is no notebook to display in
         return
     shell = get_ipython()
-    if shell is not None:
-        select_figure_formats(shell, {"png"})
+    if shell is None:
+        return
+    try:
+        # The inline backend re-selects its configured formats when pyplot first draws; make
+        # that selection retina too, not only the current one.
+        from matplotlib_inline.config import InlineBackend
+
+        InlineBackend.instance().figure_formats = {"retina"}
+    except ImportError:  # another frontend's backend: the formatter below is all there is
+        pass
+    select_figure_formats(shell, {"retina"})
 
 
 def new_figure(ncols=1, nrows=1, *, width=None, height=None, **kwargs):
@@ -77,3 +101,289 @@ def loglog_with_slopes(ax, x, y, *, label, reference_slope=None, marker="o"):
         ref = y[-1] * (x / x[-1]) ** reference_slope
         ax.loglog(x, ref, ls="--", color="gray", lw=1, label=f"slope {reference_slope:g}")
     return slope
+
+
+# --------------------------------------------------------------------------- legends
+
+
+def _renderer(fig):
+    """A renderer with the figure laid out, or None where the canvas cannot give one."""
+    try:
+        fig.draw_without_rendering()
+        return fig.canvas.get_renderer()
+    except (AttributeError, NotImplementedError):
+        return None
+
+
+def _handles_and_labels(axes):
+    """Legend entries of all ``axes``, each label once (panels usually repeat their series)."""
+    seen = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    return list(seen.values()), list(seen)
+
+
+def legend_outside(ax_or_fig, *, where="below", ncols=None, pad=0.02, **kwargs):
+    """Put the legend outside the plotting area, where it can never hide data.
+
+    Parameters
+    ----------
+    ax_or_fig : matplotlib Axes or Figure
+        An Axes gets its own legend; a Figure gets one legend for all its panels, each label
+        once, below (or right of) the whole grid.
+    where : {"below", "right"}
+        Below the axes' tick labels and axis label (entries side by side), or at the right of
+        the axes (entries stacked).
+    ncols : int, optional
+        Columns of entries; by default up to 4 below, 1 at the right.
+    pad : float
+        Gap between the axes' decorations and the legend, as a fraction of the axes (or
+        figure) size.
+    **kwargs
+        Passed on to ``legend`` (``title``, ``fontsize``, ...).
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+
+    Notes
+    -----
+    The book's figures are saved with a tight bounding box, which grows to take the legend in.
+    Call it after the axes are labelled, so that the legend clears the axis label.
+    """
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    if where not in ("below", "right"):
+        raise ValueError(f"where must be 'below' or 'right', got {where!r}.")
+    if isinstance(ax_or_fig, Axes):
+        fig, axes = ax_or_fig.figure, [ax_or_fig]
+    elif isinstance(ax_or_fig, Figure):
+        fig, axes = ax_or_fig, [a for a in ax_or_fig.axes if a.get_visible()]
+    else:
+        raise TypeError(f"ax_or_fig must be a matplotlib Axes or Figure, got {type(ax_or_fig)}.")
+    handles, labels = _handles_and_labels(axes)
+    if not handles:
+        raise ValueError("legend_outside: no labelled artist to put in a legend.")
+    if ncols is None:
+        ncols = min(len(handles), 4) if where == "below" else 1
+    if not isinstance(ncols, numbers.Integral) or ncols < 1:
+        raise ValueError(f"ncols must be a positive integer, got {ncols!r}.")
+
+    # Where the axes' decorations (tick labels, axis labels, titles) end, in display units.
+    renderer = _renderer(fig)
+    if renderer is not None:
+        boxes = [a.get_tightbbox(renderer) for a in axes]
+        right, bottom = max(b.x1 for b in boxes), min(b.y0 for b in boxes)
+    else:  # no layout available: the usual room for tick labels and an axis label
+        right, bottom = None, None
+    options = {"frameon": False, "ncols": ncols, "borderaxespad": 0.0, **kwargs}
+
+    if isinstance(ax_or_fig, Axes):
+        to_axes = ax_or_fig.transAxes.inverted()
+        if where == "below":
+            y = -0.15 if bottom is None else to_axes.transform((0, bottom))[1]
+            anchor, loc = (0.5, y - pad), "upper center"
+        else:
+            x = 1.0 if right is None else to_axes.transform((right, 0))[0]
+            anchor, loc = (x + pad, 0.5), "center left"
+        return ax_or_fig.legend(handles, labels, loc=loc, bbox_to_anchor=anchor, **options)
+
+    positions = [a.get_position() for a in axes]
+    to_fig = fig.transFigure.inverted()
+    if where == "below":
+        middle = (min(p.x0 for p in positions) + max(p.x1 for p in positions)) / 2
+        y = -0.05 if bottom is None else to_fig.transform((0, bottom))[1]
+        anchor, loc = (middle, y - pad), "upper center"
+    else:
+        middle = (min(p.y0 for p in positions) + max(p.y1 for p in positions)) / 2
+        x = 1.0 if right is None else to_fig.transform((right, 0))[0]
+        anchor, loc = (x + pad, middle), "center left"
+    return fig.legend(handles, labels, loc=loc, bbox_to_anchor=anchor, **options)
+
+
+# --------------------------------------------------------------------------- log axes
+
+
+def _plain_number(value):
+    """10 000 as "10,000" and 0.001 as "0.001": no e-notation between 1e-4 and 1e6; beyond that
+    a power of ten in math ("$10^{7}$")."""
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)) + 1e-9)
+    if -4 <= exponent <= 5:
+        decimals = max(0, -exponent + 2)
+        text = f"{value:,.{decimals}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    mantissa = value / 10**exponent
+    if abs(mantissa - round(mantissa)) < 1e-9 and round(mantissa) == 1:
+        return f"$10^{{{exponent}}}$"
+    return f"${mantissa:.3g}\\times10^{{{exponent}}}$"
+
+
+def log_ticks(ax, axis="x", *, ticks=None, base=10, minor=True):
+    """Log scale with explicit, readable ticks: labelled major ticks, unlabelled minor ones.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    axis : {"x", "y", "both"}
+    ticks : sequence of float, optional
+        The labelled ticks. By default every power of ``base`` in view, or 1-2-5 steps when
+        the data span less than about one and a half decades.
+    base : float
+        Base of the logarithm (> 1).
+    minor : bool
+        Draw unlabelled minor ticks between the major ones (at 2..9 times a power of 10).
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Notes
+    -----
+    Matplotlib labels minor ticks of a short log axis ("3×10¹", "4×10¹", ...), and they run
+    into each other. Here only the major ticks carry labels, written as plain numbers
+    ("0.01", "100", "10,000") up to 10⁵ and as powers of ten beyond.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+    if axis not in ("x", "y", "both"):
+        raise ValueError(f"axis must be 'x', 'y' or 'both', got {axis!r}.")
+    if not isinstance(base, numbers.Real) or not base > 1:
+        raise ValueError(f"base must be a number > 1, got {base!r}.")
+    if ticks is not None:
+        ticks = np.asarray(ticks, dtype=float).ravel()
+        if ticks.size == 0 or np.any(~np.isfinite(ticks)) or np.any(ticks <= 0):
+            raise ValueError("ticks must be finite positive numbers on a log axis.")
+    for name in ("x", "y") if axis == "both" else (axis,):
+        target = ax.xaxis if name == "x" else ax.yaxis
+        getattr(ax, f"set_{name}scale")("log", base=base)
+        if ticks is not None:
+            major = FixedLocator(ticks)
+        else:
+            lo, hi = sorted(abs(v) for v in getattr(ax, f"get_{name}lim")())
+            span = math.log(hi / lo, base) if lo > 0 else math.inf
+            subs = (1.0, 2.0, 5.0) if span < 1.5 else (1.0,)
+            major = LogLocator(base=base, subs=subs, numticks=12)
+        target.set_major_locator(major)
+        target.set_major_formatter(FuncFormatter(lambda v, _pos: _plain_number(v)))
+        if minor:
+            target.set_minor_locator(LogLocator(base=base, subs=np.arange(2, 10), numticks=12))
+        else:
+            target.set_minor_locator(FixedLocator([]))
+        target.set_minor_formatter(NullFormatter())
+    return ax
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def warm_time(fn, repeat=5, *, warmup=1):
+    """Best wall-clock time of ``fn()`` in seconds, measured after ``warmup`` untimed calls.
+
+    The first call pays for one-off work (numba compilation, BLAS thread start-up, caches,
+    page faults of new arrays): a timing plot that includes it shows a small problem slower
+    than a large one. The best of ``repeat`` timed calls is the one least disturbed by other
+    work on the machine.
+
+    Parameters
+    ----------
+    fn : callable
+        Called without arguments.
+    repeat : int
+        Timed calls (>= 1).
+    warmup : int
+        Untimed calls first (>= 0).
+
+    Returns
+    -------
+    float
+        Seconds of the fastest timed call.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}.")
+    for name, value, least in (("repeat", repeat, 1), ("warmup", warmup, 0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}.")
+    for _ in range(warmup):
+        fn()
+    best = math.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def pareto_optimal(times, accuracies):
+    """Mask of the runs on the accuracy–time Pareto front: no other run is at least as fast
+    and at least as accurate, and strictly better in one of the two."""
+    t, a = np.asarray(times, dtype=float), np.asarray(accuracies, dtype=float)
+    if t.shape != a.shape or t.ndim != 1 or len(t) == 0:
+        raise ValueError("times and accuracies must be 1-D arrays of the same non-zero length.")
+    if not (np.isfinite(t).all() and np.isfinite(a).all()):
+        raise ValueError("times and accuracies must be finite.")
+    better_or_equal = (t[None, :] <= t[:, None]) & (a[None, :] >= a[:, None])
+    strictly = (t[None, :] < t[:, None]) | (a[None, :] > a[:, None])
+    return ~np.any(better_or_equal & strictly, axis=1)
+
+
+def accuracy_time_pareto(ax, runs, *, time_key="fit_s", labels=None, references=None):
+    """Plot test accuracy against time (log axis) for benchmark runs, with their Pareto front.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    runs : list of dict
+        Each with ``"method"``, ``"accuracy"`` (a fraction) and ``time_key`` (seconds), as in
+        ``datasets.load_benchmark("scale_covertype")["runs"]``; runs without them (failed
+        runs) are skipped.
+    time_key : str, default="fit_s"
+    labels : dict or None
+        Display name per method (default: the method name).
+    references : dict or None
+        Published accuracies (fractions) per label, drawn as dotted horizontal lines, e.g.
+        Rahimi & Recht's.
+
+    Returns
+    -------
+    ndarray of bool
+        Which of the plotted runs are on the front.
+    """
+    kept = [r for r in runs if "accuracy" in r and time_key in r]
+    if not kept:
+        raise ValueError(f"no run has both 'accuracy' and {time_key!r}.")
+    labels = labels or {}
+    t = np.array([r[time_key] for r in kept], dtype=float)
+    acc = 100 * np.array([r["accuracy"] for r in kept], dtype=float)
+    front = pareto_optimal(t, acc)
+    order = np.argsort(t[front])
+    ax.step(
+        t[front][order], acc[front][order], where="post", color="gray", lw=1, label="Pareto front"
+    )
+    for r, ti, ai, on in zip(kept, t, acc, front, strict=True):
+        ax.plot(ti, ai, "o" if on else "s", ms=7, mfc="C0" if on else "white", mec="C0")
+        ax.annotate(
+            labels.get(r["method"], r["method"]),
+            (ti, ai),
+            xytext=(5, 4),
+            textcoords="offset points",
+            fontsize=8,
+        )
+    for name, value in (references or {}).items():
+        ax.axhline(100 * value, ls=":", lw=1, color="C3")
+        ax.annotate(
+            name,
+            (ax.get_xlim()[0], 100 * value),
+            xytext=(3, 2),
+            textcoords="offset points",
+            fontsize=8,
+            color="C3",
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("fit time (s, log scale)" if time_key == "fit_s" else f"{time_key} (s)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(loc="lower right")
+    return front

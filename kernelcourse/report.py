@@ -1,17 +1,33 @@
-"""Tables that print the same numbers as plain text and as HTML.
+"""Tables and prose that print the same numbers as plain text and as rich output.
 
 Chapters show results with :class:`Table`: the plain-text form is what strict nbval compares, and
 the HTML form is what the book renders; both come from the same rounded strings.
+
+A sentence that quotes computed numbers is written with :func:`md` in a code cell (tagged
+``remove-input`` for the book): Jupyter shows it as rendered Markdown under the cell, the book
+renders it as MyST (math and roles included) in place of the cell, and strict nbval compares
+its text, numbers to their printed precision.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import numbers
+import re
+import textwrap
 
 import numpy as np
 
-__all__ = ["Table", "fmt_sig", "fmt_time"]
+__all__ = ["Table", "Markdown", "md", "fmt_sig", "fmt_time", "fmt_plain", "fmt_duration"]
+
+
+_DIGITS = re.compile(r"\d+")
+
+# A cell that reads as a number (with an optional unit or percent sign): right-aligned.
+_NUMERIC = re.compile(
+    r"^[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$"
+)
 
 
 def fmt_sig(value, digits=4):
@@ -31,6 +47,67 @@ def fmt_sig(value, digits=4):
 def fmt_time(seconds):
     """A wall-clock time as "1.234 s"; the nbval sanitizer rewrites exactly this form."""
     return f"{seconds:.3f} s"
+
+
+def fmt_plain(value, digits=3):
+    """``value`` to ``digits`` significant digits in plain decimal notation, for prose and tables
+    where e-notation reads badly: 1640.3 → "1,640", 0.008372 → "0.00837", 1.5e7 → "15,000,000".
+
+    Thousands are separated by commas; trailing zeros after the decimal point are dropped, as
+    :func:`fmt_sig` drops them. Integers are printed whole; text, booleans and non-finite numbers
+    as :func:`fmt_sig` prints them.
+    """
+    if isinstance(value, (str, bool, np.bool_)):
+        return fmt_sig(value)
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"value must be a real number, got {type(value).__name__}.")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}.")
+    value = float(value)
+    if value == 0 or not np.isfinite(value):
+        return fmt_sig(value)
+    rounded = float(f"{value:.{digits - 1}e}")
+    exponent = int(np.floor(np.log10(abs(rounded))))
+    text = f"{rounded:,.{max(digits - 1 - exponent, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+# (upper limit in seconds, unit, seconds per unit): the first unit whose range holds the value.
+_DURATION_UNITS = (
+    (1e-3, "µs", 1e-6),
+    (1.0, "ms", 1e-3),
+    (120.0, "s", 1.0),
+    (2 * 3600.0, "min", 60.0),
+    (48 * 3600.0, "h", 3600.0),
+    (np.inf, "d", 86400.0),
+)
+
+
+def fmt_duration(seconds, digits=2):
+    """A duration in the unit that reads best, to ``digits`` significant digits: 0.0123 → "12 ms",
+    30.1 → "30 s", 1234 → "21 min", 5.9e6 → "68 d", never "0.00837 h" or "1.64e+03 h".
+
+    For durations a chapter computes or predicts (costs extrapolated to large n). Measured
+    wall-clock times keep :func:`fmt_time`: the nbval sanitizer masks exactly that form, and
+    this one only in seconds, milliseconds, microseconds and minutes.
+    """
+    if isinstance(seconds, (bool, np.bool_)) or not isinstance(seconds, numbers.Real):
+        raise TypeError(f"seconds must be a real number, got {type(seconds).__name__}.")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}.")
+    seconds = float(seconds)
+    if not np.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"seconds must be finite and >= 0, got {seconds!r}.")
+    if seconds == 0:
+        return "0 s"
+    # Choose the unit after rounding, so that 119.6 s becomes "2 min", not "120 s".
+    rounded = float(f"{seconds:.{digits - 1}e}")
+    for limit, unit, scale in _DURATION_UNITS:
+        if rounded < limit:
+            return f"{fmt_plain(seconds / scale, digits)} {unit}"
+    raise AssertionError("unreachable: the last unit has no upper limit")  # pragma: no cover
 
 
 class Table:
@@ -68,9 +145,71 @@ class Table:
         return "\n".join(out)
 
     def _repr_html_(self):
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(v)}</td>" for v in r) + "</tr>" for r in self.cells
+        return self.to_styler().to_html()
+
+    def to_styler(self):
+        """The table as a pandas ``Styler``: numeric columns right-aligned, no index, a
+        caption, and stable element ids (derived from the content), as the book renders it.
+
+        Needs pandas (the ``notebooks`` extra)."""
+        try:
+            import pandas as pd
+        except ImportError as err:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "HTML tables need pandas: pip install 'kernelcourse[notebooks]'"
+            ) from err
+        frame = pd.DataFrame(self.cells, columns=range(len(self.headers)))
+        # Ids from the layout, not the values: a number that moves within its printed
+        # precision on another CPU must not change the HTML that nbval compares.
+        layout = [self.title or "", *self.headers, *(c for r in self.cells for c in r)]
+        layout = _DIGITS.sub("#", repr((len(self.headers), layout)))
+        uuid = hashlib.sha1(layout.encode("utf-8")).hexdigest()[:10]
+        right = [
+            {"selector": f"td.col{j}, th.col_heading.col{j}", "props": "text-align: right;"}
+            for j in range(len(self.headers))
+            if self.cells and all(_NUMERIC.match(row[j]) for row in self.cells)
+        ]
+        styler = (
+            frame.style.hide(axis="index")
+            .format(escape="html")
+            .format_index(lambda j: html.escape(self.headers[j]), axis="columns")
+            .set_uuid(uuid)
+            .set_table_attributes('class="kc-table"')
+            .set_table_styles(right)
         )
-        cap = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
-        return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        if self.title:
+            styler = styler.set_caption(html.escape(self.title))
+        return styler
+
+
+class Markdown:
+    """Markdown text with computed numbers in it, displayed as rendered prose.
+
+    The same text is the ``text/markdown`` output that Jupyter and the book render and the
+    ``text/plain`` output that strict nbval compares.
+
+    Parameters
+    ----------
+    text : str
+        MyST Markdown; common leading indentation and surrounding blank lines are removed.
+    """
+
+    def __init__(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}.")
+        self.text = textwrap.dedent(text).strip()
+
+    def __repr__(self):
+        return self.text
+
+    def _repr_markdown_(self):
+        return self.text
+
+
+def md(text):
+    """Prose with computed numbers for a chapter: ``md(f"accuracy {acc:.1%} on {n} points")``.
+
+    Put it last in a code cell tagged ``remove-input``: the reader sees the rendered sentence in
+    Jupyter and in the book, never role markup, and nbval checks every number in it.
+    """
+    return Markdown(text)

@@ -24,17 +24,28 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from . import _array_api, devices
+from ._array_api import namespace_of
 from ._threads import single_blas_thread
 from ._validation import check_fit_input, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
 
-__all__ = ["RidgeRegression", "KernelRidge", "FeatureRidge", "solve_regularized_psd"]
+__all__ = [
+    "RidgeRegression",
+    "KernelRidge",
+    "FeatureRidge",
+    "solve_regularized_psd",
+    "sparse_ridge_cg",
+    "preconditioned_cg",
+]
 
 # Below this size a threaded Cholesky gains little, and on a busy machine its threads can wait
 # on each other for far longer than the factorization takes; factor with one BLAS thread.
@@ -246,6 +257,192 @@ def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
     return w, y_mean - x_mean @ w
 
 
+def sparse_ridge_cg(
+    Z, Y, lam, *, fit_intercept=False, tol=1e-4, maxiter=200, warn=True, sample_weight=None
+):
+    r"""Ridge on sparse features by block-Jacobi-preconditioned conjugate gradients.
+
+    Solves :math:`(\mathbf Z^T \mathbf Z + \lambda \mathbf I)\,\mathbf w = \mathbf Z^T
+    \mathbf y` (lecture 001's normal equations, with an optional unpenalized intercept b)
+    touching Z only through the products :math:`\mathbf Z v` and :math:`\mathbf Z^T r`, each
+    :math:`O(\mathrm{nnz}(\mathbf Z))`.
+
+    **Why block Jacobi is cheap and exact for random binning features** (Rahimi & Recht 2007;
+    lecture 004). The columns of :math:`\mathbf Z = P^{-1/2}[\mathbf Z_1, \dots, \mathbf Z_P]`
+    fall into one block per grid, and each row of a block :math:`\mathbf Z_p` holds a single
+    one: the cell of grid p the point falls in. Two different cells of one grid never share
+    a point, so the columns of :math:`\mathbf Z_p` are orthogonal and
+
+    .. math:: \mathbf Z_p^T \mathbf Z_p = \tfrac1P \operatorname{diag}(n_{p1}, \dots,
+              n_{pB_p}),
+
+    the numbers of training points per cell. The block-diagonal part of the system matrix,
+    :math:`\mathbf M = \operatorname{blockdiag}_p(\mathbf Z_p^T \mathbf Z_p) + \lambda
+    \mathbf I`, is therefore *diagonal*: its exact inverse is :math:`D` divisions, and it
+    equals :math:`\operatorname{diag}(\mathbf Z^T \mathbf Z) + \lambda \mathbf I`, the column
+    sums of squares. Conjugate gradients on :math:`\mathbf A = \mathbf Z^T \mathbf Z + \lambda
+    \mathbf I` preconditioned by :math:`\mathbf M` (with :math:`\mathbf z_k = \mathbf M^{-1}
+    \mathbf r_k` in the usual recursion) converges like :math:`\sqrt{\kappa(\mathbf
+    M^{-1/2} \mathbf A \mathbf M^{-1/2})}`. Write :math:`\mathbf Q_p = \mathbf Z_p
+    \mathbf M_p^{-1/2}`; with λ = 0 its columns are orthonormal, so :math:`\mathbf Q_p
+    \mathbf Q_p^T` is the orthogonal projection onto "functions constant on the cells of grid
+    p" and :math:`\mathbf M^{-1/2} \mathbf Z^T \mathbf Z \mathbf M^{-1/2}` has the eigenvalues
+    of :math:`\sum_p \mathbf Q_p \mathbf Q_p^T`, a sum of P projections: all lie in [0, P],
+    whatever the cell counts. The preconditioner thus removes the spread of the cell counts
+    (from 1 to thousands of points), which is what makes unpreconditioned CG or LSQR slow; what
+    is left is the overlap between grids, and a few tens of iterations reach the accuracy
+    that matters for prediction. One iteration costs one pass over the nnz = nP entries.
+
+    The same preconditioner is the Jacobi (diagonal) one for any sparse Z, so the function
+    accepts any sparse matrix; for random binning features it is exact block Jacobi.
+
+    Parameters
+    ----------
+    Z : sparse matrix of shape (n, D) or :class:`~kernelcourse.features.BinCodes`
+        BinCodes (from ``RandomBinningFeatures.fit_transform_codes``) hold binning features as
+        cell indices and multiply with compiled loops on all cores.
+    Y : ndarray of shape (n,) or (n, k)
+        Targets; k columns are solved together (one pass over Z per iteration for all).
+    lam : float > 0
+        The ridge λ (penalty :math:`\lambda \|\mathbf w\|^2`; the intercept is not penalized).
+    fit_intercept : bool, default=False
+        Add an unpenalized intercept, i.e. a column of ones that is its own block.
+    tol : float > 0, default=1e-4
+        Stop when every relative residual :math:`\|\mathbf Z^T \mathbf y - \mathbf A
+        \mathbf w\| / \|\mathbf Z^T \mathbf y\|` is at most tol.
+    maxiter : int >= 1, default=200
+    warn : bool, default=True
+        Warn (``ConvergenceWarning``, naming the residual) when tol is not reached.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights :math:`s_i` on the squared errors: solves
+        :math:`(\mathbf Z^T \mathbf S \mathbf Z + \lambda \mathbf I)\mathbf w =
+        \mathbf Z^T \mathbf S \mathbf y` with :math:`\mathbf S = \operatorname{diag}(s)`
+        (the intercept's row and column weighted alike). The preconditioner stays the exact
+        diagonal: the weighted cell counts :math:`\sum_{i \in \text{cell}} s_i / P`.
+
+    Returns
+    -------
+    W : ndarray of shape (D,) or (D, k)
+    b : float or ndarray of shape (k,)
+        The intercept (0 without ``fit_intercept``).
+    history : ndarray
+        The largest relative residual after each iteration, starting with 1 at w = 0.
+
+    References
+    ----------
+    A. Rahimi and B. Recht, "Random features for large-scale kernel machines", NIPS 2007
+    (random binning features). Y. Saad, *Iterative Methods for Sparse Linear Systems*, 2nd
+    ed. (2003), §§ 9.2 and 10.2 (preconditioned CG, block-Jacobi preconditioners).
+    Lecture 001 (ridge normal equations), lecture 004 (random binning).
+    """
+    if not (sp.issparse(Z) or hasattr(Z, "rmatvec")):
+        raise TypeError(f"Z must be a scipy.sparse matrix or BinCodes, got {type(Z).__name__}.")
+    if not (isinstance(lam, numbers.Real) and lam > 0):
+        raise ValueError(f"lam must be a positive number for the iterative solver, got {lam!r}.")
+    if not (isinstance(maxiter, numbers.Integral) and maxiter >= 1):
+        raise ValueError(f"maxiter must be an integer >= 1, got {maxiter!r}.")
+    if not (isinstance(tol, numbers.Real) and tol > 0):
+        raise ValueError(f"tol must be a positive number, got {tol!r}.")
+    Y = np.asarray(Y, dtype=np.float64)
+    vector = Y.ndim == 1
+    Y = Y[:, None] if vector else Y
+    n, D = Z.shape
+    if len(Y) != n:
+        raise ValueError(f"Y has {len(Y)} rows but Z has {n}.")
+    sw = None
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.shape != (n,) or not np.isfinite(sw).all() or (sw < 0).any() or not sw.sum() > 0:
+            raise ValueError(
+                f"sample_weight must be {n} finite non-negative numbers with a positive sum, "
+                f"got shape {sw.shape}."
+            )
+    if sp.issparse(Z):
+        Z = sp.csr_matrix(Z, dtype=np.float64)
+        Zt = Z.T.tocsr()  # Zᵀr as a row-major product: faster than a transposed CSR product
+        Zsq = Z.multiply(Z)
+        col_sq = np.asarray(Zsq.sum(axis=0)).ravel() if sw is None else Zsq.T @ sw
+        rmatvec = Zt.__matmul__
+    else:  # BinCodes: the cell index of each point in each grid
+        rmatvec, col_sq = Z.rmatvec, Z.column_sq_norms(sw)
+    lam = float(lam)
+
+    def weighted(R):  # S r
+        return R if sw is None else R * sw[:, None]
+
+    def A(V):  # (ZᵀSZ + λI) v, with the intercept as the last, unpenalized coordinate
+        if not fit_intercept:
+            return rmatvec(weighted(Z @ V)) + lam * V
+        r = weighted(Z @ V[:D] + V[D])
+        return np.vstack([rmatvec(r) + lam * V[:D], r.sum(axis=0, keepdims=True)])
+
+    # M = blockdiag(Z_pᵀSZ_p) + λI = diag(ZᵀSZ) + λI; the intercept block is the count n
+    # (the total weight)
+    diag = col_sq + lam
+    if fit_intercept:
+        diag = np.append(diag, float(n) if sw is None else float(sw.sum()))
+    SY = weighted(Y)
+    rhs = rmatvec(SY)
+    if fit_intercept:
+        rhs = np.vstack([rhs, SY.sum(axis=0, keepdims=True)])
+    W, history = preconditioned_cg(A, rhs, diag, tol=tol, maxiter=maxiter)
+    if warn and history[-1] > tol:
+        warnings.warn(
+            f"block-Jacobi CG stopped after {len(history) - 1} iterations with relative "
+            f"residual ‖Zᵀy − (ZᵀZ + λI)w‖/‖Zᵀy‖ = {history[-1]:.2e} > tol = {tol:g}; raise "
+            "maxiter or lam.",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    b = W[D] if fit_intercept else np.zeros(W.shape[1])
+    W = W[:D]
+    if vector:
+        return W[:, 0], float(b[0]), np.asarray(history)
+    return W, b, history
+
+
+def preconditioned_cg(matvec, B, diag, *, tol=1e-4, maxiter=200):
+    r"""Conjugate gradients for :math:`\mathbf A \mathbf X = \mathbf B` (A symmetric positive
+    definite, given as ``matvec``) preconditioned by the diagonal ``diag`` of a (block-)
+    diagonal :math:`\mathbf M`: the recursion of Saad (2003), algorithm 9.1, with
+    :math:`\mathbf z_k = \mathbf M^{-1} \mathbf r_k`. The k columns of B run their own step
+    sizes and share one call of ``matvec`` per iteration.
+
+    Returns
+    -------
+    X : ndarray of shape (D, k)
+    history : ndarray
+        Largest relative residual :math:`\|\mathbf b_j - \mathbf A \mathbf x_j\| /
+        \|\mathbf b_j\|` after each iteration, 1 at the start.
+    """
+    B = np.asarray(B, dtype=np.float64)
+    diag = np.asarray(diag, dtype=np.float64)[:, None]
+    X = np.zeros_like(B)
+    R = B.copy()
+    norm = np.linalg.norm(B, axis=0)
+    norm[norm == 0] = 1.0
+    Zr = R / diag
+    Pdir = Zr.copy()
+    rz = np.einsum("ij,ij->j", R, Zr)
+    history = [float(np.max(np.linalg.norm(R, axis=0) / norm))]
+    for _ in range(maxiter):
+        if history[-1] <= tol:
+            break
+        AP = matvec(Pdir)
+        pAp = np.einsum("ij,ij->j", Pdir, AP)
+        # a column that has converged exactly has p = 0; keep it where it is
+        step = np.divide(rz, pAp, out=np.zeros_like(rz), where=pAp > 0)
+        X += step * Pdir
+        R -= step * AP
+        Zr = R / diag
+        rz_new = np.einsum("ij,ij->j", R, Zr)
+        beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
+        Pdir = Zr + beta * Pdir
+        rz = rz_new
+        history.append(float(np.max(np.linalg.norm(R, axis=0) / norm)))
+    return X, np.asarray(history)
+
+
 class RidgeRegression(RegressorMixin, BaseEstimator):
     r"""Primal ridge regression, the MAP estimate of lecture 001.
 
@@ -357,7 +554,14 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         Precision of the Gram matrix and its factorization. float32 halves the memory and
         roughly halves the time of the :math:`O(n^3)` factorization, at about 1e-7 relative
         round-off per entry (use it with a λ that keeps K + λI well conditioned). Predictions
-        are always computed in float64.
+        are always computed in float64 (float32 on a device without float64).
+
+    Notes
+    -----
+    Array-API input (PyTorch, CuPy, array-api-strict with
+    ``sklearn.set_config(array_api_dispatch=True)``) is fitted and predicted with its own
+    library on its own device; the fitted arrays live there too. A Gram matrix that does not
+    fit in the device's free memory is refused before it is formed.
 
     Attributes
     ----------
@@ -416,6 +620,20 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             ``KernelRidge``: with :math:`S = \\mathrm{diag}(s)`,
             :math:`\\alpha = S^{1/2}(S^{1/2} K S^{1/2} + \\lambda I)^{-1} S^{1/2} y`.
         """
+        xp = namespace_of(X)
+        if xp is not None:  # array-API input: K, its factor and α on X's device
+            if sample_weight is not None:
+                raise ValueError(
+                    "sample_weight is not supported for array-API input; pass numpy arrays "
+                    "to fit with weights."
+                )
+            dtype = getattr(xp, self.dtype)
+            X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
+            self.kernel_ = self._resolve(X.shape[1])
+            y = xp.astype(_array_api.move(y, xp, _array_api.device_of(X)), dtype)
+            self.dual_coef_ = devices.kernel_ridge_fit(self.kernel_, X, y, float(self.lam), xp)
+            self.X_fit_ = X
+            return self
         dtype = np.dtype(self.dtype)
         check_fit_input(X, y, regression=True)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
@@ -452,6 +670,10 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     def predict(self, X):
         r"""Predict :math:`\hat f(x) = \sum_i \alpha_i K(x_i, x)` for every row of X."""
         check_is_fitted(self)
+        xp = namespace_of(X, fitted=self.dual_coef_)
+        if xp is not None:
+            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+            return devices.kernel_ridge_predict(self.kernel_, X, self.X_fit_, self.dual_coef_, xp)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         # The O(n³) solve may run in float32, but K(X, X_fit) α costs only O(m n d) and is
         # evaluated in float64 so predictions do not depend on how X is split into batches.
@@ -469,6 +691,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        tags.array_api_support = True
         return tags
 
 
@@ -488,7 +711,11 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
     .. math:: \mathbf w = (\lambda \mathbf I_D + \mathbf\Phi^T \mathbf\Phi)^{-1}
               \mathbf\Phi^T \mathbf y, \qquad \hat f(x) = \mathbf w^T \phi(x),
 
-    a D × D solve. When the features are exact, :math:`\mathbf\Phi \mathbf\Phi^T = \mathbf K`,
+    a D × D solve by Cholesky. When the features are sparse (a scipy.sparse Φ, such as the
+    one-hot output of :class:`~kernelcourse.features.RandomBinningFeatures`), the D × D matrix
+    is never formed: :func:`sparse_ridge_cg` solves the same equations by conjugate gradients
+    with the block-Jacobi preconditioner that binning features make exact and diagonal. When
+    the features are exact, :math:`\mathbf\Phi \mathbf\Phi^T = \mathbf K`,
     the push-through identity makes this the same predictor as
     ``KernelRidge(kernel=k, lam=λ)``; with random features (Fourier, Nyström) it is their
     approximation.
@@ -504,15 +731,24 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         The ridge λ.
     fit_intercept : bool, default=False
         Fit an unpenalized intercept on the features (False matches ``KernelRidge``).
+    tol : float > 0, default=1e-4
+        Sparse Φ only: relative residual at which :func:`sparse_ridge_cg` stops.
+    maxiter : int >= 1, default=200
+        Sparse Φ only: most conjugate-gradient iterations; a ``ConvergenceWarning`` names the
+        residual reached when tol was not (as ``maxiter`` of
+        :class:`~kernelcourse.scale.NystroemKRR`).
 
     Attributes
     ----------
     transformer_ : object
         The fitted feature map.
-    ridge_ : RidgeRegression
-        The primal ridge fitted on Φ.
+    ridge_ : RidgeRegression or None
+        The primal ridge fitted on a dense Φ (None for a sparse Φ).
     coef_ : ndarray of shape (D,) or (n_targets, D)
         The weights w in feature space.
+    intercept_ : float or ndarray of shape (n_targets,)
+    history_ : ndarray or None
+        Sparse Φ: the relative CG residual after each iteration (None for a dense Φ).
     n_features_in_ : int
 
     References
@@ -524,12 +760,16 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         "transformer": [Kernel, HasMethods(["fit", "transform"]), None],
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, transformer=None, *, lam=1.0, fit_intercept=False):
+    def __init__(self, transformer=None, *, lam=1.0, fit_intercept=False, tol=1e-4, maxiter=200):
         self.transformer = transformer
         self.lam = lam
         self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.maxiter = maxiter
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
@@ -544,7 +784,17 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
             feature map is fitted without them.
         """
         check_fit_input(X, y, regression=True)
-        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            multi_output=True,
+            y_numeric=True,
+            dtype=np.float64,
+            accept_sparse=self._accepts_sparse(),
+        )
+        sw = _check_weights(sample_weight, X)
+        Phi = None
         if self.transformer is None:
             self.transformer_ = None
         elif isinstance(self.transformer, Kernel):
@@ -554,28 +804,65 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                     "KernelRidge for it, or random features / Nystroem as the transformer."
                 )
             self.transformer_ = _KernelFeatures(self.transformer)
+        elif hasattr(self.transformer, "fit_transform_codes") and not sp.issparse(X):
+            # random binning: iterate on the cell indices, never on a CSR matrix
+            self.transformer_ = clone(self.transformer)
+            Phi = self.transformer_.fit_transform_codes(X)
         else:
             self.transformer_ = clone(self.transformer).fit(X, y)
-        Phi = self._features(X)
+        if Phi is None:
+            Phi = self._features(X)
+        if sp.issparse(Phi) or hasattr(Phi, "rmatvec"):
+            if self.lam == 0:
+                raise ValueError(
+                    "lam must be > 0 for sparse features: the iterative solver needs "
+                    "ZᵀZ + λI positive definite."
+                )
+            W, b, self.history_ = sparse_ridge_cg(
+                Phi,
+                y,
+                float(self.lam),
+                fit_intercept=self.fit_intercept,
+                tol=self.tol,
+                maxiter=self.maxiter,
+                sample_weight=sw,
+            )
+            self.ridge_ = None
+            self.coef_, self.intercept_ = W.T, b
+            return self
         self.ridge_ = RidgeRegression(lam=self.lam, fit_intercept=self.fit_intercept).fit(
-            Phi, y, sample_weight=sample_weight
+            Phi, y, sample_weight=sw
         )
         self.coef_ = self.ridge_.coef_
         self.intercept_ = self.ridge_.intercept_
+        self.history_ = None
         return self
 
     def _features(self, X):
         if self.transformer_ is None:
             return X
-        return np.asarray(self.transformer_.transform(X), dtype=np.float64)
+        if hasattr(self.transformer_, "transform_codes") and not sp.issparse(X):
+            return self.transformer_.transform_codes(X)
+        Phi = self.transformer_.transform(X)
+        if sp.issparse(Phi):
+            return sp.csr_matrix(Phi, dtype=np.float64)
+        return np.asarray(Phi, dtype=np.float64)
 
     def predict(self, X):
         r"""Predict :math:`\mathbf w^T \phi(x) (+ b)`."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.ridge_.predict(self._features(X))
+        X = validate_data(
+            self, X, reset=False, dtype=np.float64, accept_sparse=self._accepts_sparse()
+        )
+        return self._features(X) @ self.coef_.T + self.intercept_
+
+    def _accepts_sparse(self):
+        # φ(x) = x passes a sparse X straight to the sparse solver; a kernel's finite feature
+        # map needs dense rows, and a transformer says for itself whether it takes sparse X.
+        return False if isinstance(self.transformer, Kernel) else "csr"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        tags.input_tags.sparse = self.transformer is None
         return tags

@@ -34,6 +34,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
 from sklearn.base import (
     BaseEstimator,
@@ -43,15 +44,19 @@ from sklearn.base import (
     clone,
 )
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.kernel_approximation import RBFSampler, SkewedChi2Sampler
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from . import _array_api, devices
+from ._array_api import namespace_of
 from ._validation import check_fit_input, finite_gram
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
+from .ridge import preconditioned_cg, solve_regularized_psd
 
 __all__ = [
     "NystroemKRR",
@@ -245,6 +250,10 @@ def _checked_weights(sample_weight, X):
     return sw
 
 
+# block_memory=None on the host: 256 MB blocks of K_nM (on an accelerator: half its free memory)
+_HOST_BLOCK_MB = 256
+
+
 class _BaseNystroemKRR(BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
@@ -255,7 +264,7 @@ class _BaseNystroemKRR(BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "preconditioner": [StrOptions({"falkon"}), None],
         "precompute": ["boolean"],
-        "block_memory": [Interval(numbers.Real, 0, None, closed="neither")],
+        "block_memory": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "dtype": [StrOptions({"float32", "float64"})],
         "random_state": ["random_state"],
         "callback": [callable, None],
@@ -273,7 +282,7 @@ class _BaseNystroemKRR(BaseEstimator):
         tol=1e-7,
         preconditioner="falkon",
         precompute=False,
-        block_memory=256,
+        block_memory=None,
         dtype="float64",
         random_state=None,
         callback=None,
@@ -293,11 +302,17 @@ class _BaseNystroemKRR(BaseEstimator):
         self.callback = callback
         self.verbose = verbose
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.array_api_support = True
+        return tags
+
     # -- blocks of K_nM --------------------------------------------------------------------------
     def _block_rows(self, M):
         itemsize = np.dtype(self.dtype).itemsize
+        block_memory = _HOST_BLOCK_MB if self.block_memory is None else self.block_memory
         # a block of K_nM plus its distance temporaries: about two M-wide arrays per row
-        return max(1, int(self.block_memory * 2**20 // (2 * M * itemsize)))
+        return max(1, int(block_memory * 2**20 // (2 * M * itemsize)))
 
     def _kernel_blocks(self, X):
         rows = self._block_rows(len(self.centers_))
@@ -364,8 +379,7 @@ class _BaseNystroemKRR(BaseEstimator):
             )
         return np.sort(keep)
 
-    def _fit_targets(self, X, Y, sw=None):
-        X = X.astype(self.dtype, copy=False)
+    def _fit_targets(self, X, Y, sw=None, xp=None):
         n, d = X.shape
         rng = check_random_state(self.random_state)
         M = self.n_centers
@@ -383,6 +397,24 @@ class _BaseNystroemKRR(BaseEstimator):
             )
             M = n
         self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
+        callback = self.callback
+        if callback is None and self.verbose:
+            callback = ProgressPrinter()
+        if xp is not None:  # array-API input: blocks, preconditioner and CG on X's device
+            idx = np.sort(rng.choice(n, size=M, replace=False))
+            self.center_indices_ = idx
+            devices.nystroem_krr_fit(self, X, Y, xp, idx, callback)
+            residual = float(self.history_[-1])
+            if residual > self.tol:
+                warnings.warn(
+                    f"{type(self).__name__} did not reach tol={self.tol:g} in "
+                    f"{self.n_iter_} conjugate-gradient iterations: relative residual of the "
+                    f"preconditioned system {residual:.3g}; raise maxiter (or tol).",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
+            return self
+        X = X.astype(self.dtype, copy=False)
         idx = self._choose_centers(X, M, rng)
         M = len(idx)
         self.center_indices_ = idx if sw is None else support[idx]
@@ -448,9 +480,6 @@ class _BaseNystroemKRR(BaseEstimator):
             )
         rhs = apply_Bt(KtY)
 
-        callback = self.callback
-        if callback is None and self.verbose:
-            callback = ProgressPrinter()
         user_cb = callback
         coef_cb = None
         if user_cb is not None:
@@ -496,6 +525,10 @@ class _BaseNystroemKRR(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self, "dual_coef_")
+        xp = namespace_of(X, fitted=self.dual_coef_)
+        if xp is not None:
+            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+            return devices.nystroem_krr_decision(self, X, xp)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         X = X.astype(self.dtype, copy=False)
         out = np.empty((len(X), self.dual_coef_.shape[1]))
@@ -531,8 +564,11 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         Stop earlier once the relative residual of the preconditioned system is below ``tol``.
     preconditioner : {"falkon"} or None, default="falkon"
         None runs plain CG on the normal equations (for comparison; converges far slower).
-    block_memory : float > 0, default=256
-        Memory cap in MB for one row block of :math:`K_{nM}`.
+    block_memory : float > 0 or None, default=None
+        Memory in MB for one row block of :math:`K_{nM}`. None means 256 MB on the host and,
+        for arrays on an accelerator, half of the device memory that is free once the
+        preconditioner is allocated. A value that does not fit in the device's free memory
+        fails with a ValueError before the fit starts.
     precompute : bool, default=False
         Accumulate the M × M matrix :math:`K_{nM}^T K_{nM}` in a single pass over the data
         (O(n M²) flops, M² memory) so that the CG iterations touch no data. Pays off when
@@ -564,6 +600,15 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     kernel_ : Kernel
     n_features_in_ : int
 
+    Notes
+    -----
+    With ``sklearn.set_config(array_api_dispatch=True)``, PyTorch (CPU or CUDA), CuPy or
+    array-api-strict inputs are fitted on their own device (:mod:`kernelcourse.devices`):
+    kernel blocks in the input's dtype (``dtype`` still chooses float32 or float64), the
+    preconditioner, CG and α in float64 where the device supports it — FALKON's recipe.
+    ``centers_``, ``dual_coef_`` and ``y_mean_`` then live on that device and predictions
+    come back there.
+
     References
     ----------
     A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
@@ -587,6 +632,21 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
             (and never become centres).
         """
         self._validate_params()
+        xp = namespace_of(X)
+        if xp is not None:
+            if sample_weight is not None:
+                raise ValueError(
+                    "sample_weight is not supported for array-API input; pass numpy arrays "
+                    "to fit with weights."
+                )
+            X, y = validate_data(
+                self, X, y, multi_output=True, y_numeric=True, dtype=[xp.float64, xp.float32]
+            )
+            device = _array_api.device_of(X)
+            Y = xp.astype(_array_api.move(y, xp, device), _array_api.max_float(xp, device))
+            self._single_output = Y.ndim == 1
+            self._fit_targets(X, Y[:, None] if self._single_output else Y, xp=xp)
+            return self
         check_fit_input(X, y, regression=True)
         X, y = validate_data(
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
@@ -622,9 +682,20 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
         ``sample_weight`` as in :meth:`NystroemKRR.fit`.
         """
         self._validate_params()
-        check_fit_input(X, y)
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
-        sw = _checked_weights(sample_weight, X)
+        xp = namespace_of(X)
+        if xp is not None:  # labels are binarized on the host, the ±1 codes sent to X's device
+            if sample_weight is not None:
+                raise ValueError(
+                    "sample_weight is not supported for array-API input; pass numpy arrays "
+                    "to fit with weights."
+                )
+            X = validate_data(self, X, dtype=[xp.float64, xp.float32])
+            y = _array_api.to_numpy(y) if namespace_of(y) is not None else np.asarray(y)
+            sw = None
+        else:
+            check_fit_input(X, y)
+            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+            sw = _checked_weights(sample_weight, X)
         check_classification_targets(y)
         self._binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = self._binarizer.fit_transform(y).astype(np.float64)
@@ -633,7 +704,14 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
             raise ValueError(
                 f"y has only one class ({self.classes_[0]!r}); classification needs at least two."
             )
-        self._fit_targets(X, Y, sw)
+        if xp is not None:
+            if len(Y) != X.shape[0]:
+                raise ValueError(f"y has {len(Y)} labels but X has {X.shape[0]} rows.")
+            device = _array_api.device_of(X)
+            Y = _array_api.from_numpy(Y, xp, device, _array_api.max_float(xp, device))
+            if self.classes_.dtype.kind in "iufb":  # numeric labels follow X, as in sklearn
+                self.classes_ = _array_api.from_numpy(self.classes_, xp, device)
+        self._fit_targets(X, Y, sw, xp=xp)
         return self
 
     def decision_function(self, X):
@@ -642,13 +720,26 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
         return out[:, 0] if out.shape[1] == 1 else out
 
     def predict(self, X):
+        """The class with the largest score (the sign of f for two classes); for array-API
+        input, numeric labels come back as an array of X's library on X's device, any other
+        labels as a numpy array."""
         scores = self.decision_function(X)
+        xp = namespace_of(scores)
+        if xp is not None:
+            idx = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
+            if isinstance(self.classes_, np.ndarray):  # labels that no array library holds
+                return self.classes_[_array_api.to_numpy(idx)]
+            return xp.take(self.classes_, idx, axis=0)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
 
 # -- out-of-core ridge on random features (strategy ⑤) --------------------------------------------
+# Maps whose fit looks only at the shape of X: fitting them on the first block is harmless.
+_DATA_INDEPENDENT_MAPS = (RandomFourierFeatures, RBFSampler, SkewedChi2Sampler)
+
+
 def _is_fitted(est):
     try:
         check_is_fitted(est)
@@ -667,18 +758,37 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     .. math:: (Z_c^T Z_c + \lambda n I)\, w = Z_c^T (y - \bar y),
 
     with :math:`Z_c` the centred features (so an intercept is fitted), which is exactly what
-    :meth:`fit` on all the rows at once would give, whatever the blocks.
+    :meth:`fit` on all the rows at once would give, whatever the blocks. The solve is lazy: it
+    happens once, when the weights are first needed after new blocks (``coef_``,
+    ``intercept_``, :meth:`predict` or :meth:`solve`), so that a λ too small for the first few
+    blocks does no harm when the full system is well posed. Should the full system still be
+    numerically singular, the solve warns with its smallest eigenvalue and falls back to least
+    squares (:func:`~kernelcourse.ridge.solve_regularized_psd`).
+
+    Sparse features (scipy.sparse output of ψ, e.g.
+    :class:`~kernelcourse.features.RandomBinningFeatures`) keep :math:`Z^T Z` sparse, so
+    memory is O(nnz(ZᵀZ)) instead of D², and the weights are found by conjugate gradients
+    with the block-Jacobi preconditioner of :func:`~kernelcourse.ridge.sparse_ridge_cg`
+    (exact and diagonal for one-hot blocks), the centring applied as a rank-one term.
 
     Parameters
     ----------
     features : transformer or None
         The feature map ψ. A fitted transformer is used as it is; an unfitted one is cloned and
         fitted on the first block; None means ``RandomFourierFeatures(n_components=100)`` (RBF
-        kernel, γ = 1 / n_features).
+        kernel, γ = 1 / n_features). A data-dependent map (Nyström, random binning, anything
+        but random Fourier features) fitted on a first block of fewer than
+        10 D rows warns: it saw too few points to place its D features. Fit it on a sample of
+        the whole data first instead.
     lam : float > 0, default=1e-6
         Ridge λ with per-sample scaling (penalty λ n ‖w‖²).
     block_size : int, default=10000
         Rows per block when :meth:`fit` streams an in-memory array.
+    tol : float > 0, default=1e-6
+        Sparse features only: relative residual at which conjugate gradients stop.
+    maxiter : int >= 1, default=500
+        Sparse features only: most conjugate-gradient iterations (a ``ConvergenceWarning``
+        names the residual reached when tol was not).
     random_state : int, RandomState or None
         Seed for the default feature map.
 
@@ -687,6 +797,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     features_ : transformer
         The feature map in use.
     coef_ : ndarray of shape (n_targets, D) or (D,)
+        Solved on first access after new blocks.
     intercept_ : ndarray of shape (n_targets,) or float
     n_samples_seen_ : int
     n_features_in_ : int
@@ -696,30 +807,56 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         "features": [None, HasMethods(["fit", "transform"])],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
         "block_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, features=None, *, lam=1e-6, block_size=10000, random_state=None):
+    def __init__(
+        self, features=None, *, lam=1e-6, block_size=10000, tol=1e-6, maxiter=500, random_state=None
+    ):
         self.features = features
         self.lam = lam
         self.block_size = block_size
+        self.tol = tol
+        self.maxiter = maxiter
         self.random_state = random_state
 
     def _reset(self):
-        for name in ("features_", "_ZtZ", "_Zty", "_zsum", "_ysum", "n_samples_seen_", "coef_"):
-            if hasattr(self, name):
+        for name in ("features_", "_ZtZ", "_Zty", "_zsum", "_ysum", "n_samples_seen_", "_solution"):
+            if name in vars(self):
                 delattr(self, name)
 
     def fit(self, X, y):
-        """Stream ``X`` in blocks of ``block_size`` rows through :meth:`partial_fit`."""
+        """Stream ``X`` in blocks of ``block_size`` rows through :meth:`partial_fit`, then
+        solve."""
         self._reset()
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True)
         for start in range(0, len(X), self.block_size):
             self.partial_fit(X[start : start + self.block_size], y[start : start + self.block_size])
-        return self
+        return self.solve()
+
+    def _first_features(self, X):
+        if self.features is None:
+            return RandomFourierFeatures(n_components=100, random_state=self.random_state).fit(X)
+        if _is_fitted(self.features):
+            return copy.deepcopy(self.features)
+        features = clone(self.features).fit(X)
+        if not isinstance(features, _DATA_INDEPENDENT_MAPS):
+            D = features.transform(X[:1]).shape[1]
+            if len(X) < 10 * D:
+                warnings.warn(
+                    f"{type(features).__name__} was fitted on the first block only, "
+                    f"{len(X)} rows for D = {D} features (fewer than 10 D): a data-dependent "
+                    "map needs a representative sample. Fit it on a sample of all the data "
+                    "and pass the fitted map, or make the first block larger.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        return features
 
     def partial_fit(self, X, y):
-        """Add one block of rows to the sufficient statistics ZᵀZ, Zᵀy and refresh w."""
+        """Add one block of rows to the sufficient statistics ZᵀZ, Zᵀy (no solve)."""
         first = not hasattr(self, "_ZtZ")
         if first:
             self._validate_params()
@@ -727,55 +864,89 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         Y = np.asarray(y, dtype=np.float64)
         if first:
             self._single_output = Y.ndim == 1
-            if self.features is None:
-                self.features_ = RandomFourierFeatures(
-                    n_components=100, random_state=self.random_state
-                )
-                self.features_.fit(X)
-            elif _is_fitted(self.features):
-                self.features_ = copy.deepcopy(self.features)
-            else:
-                self.features_ = clone(self.features).fit(X)
+            self.features_ = self._first_features(X)
         Y = Y[:, None] if Y.ndim == 1 else Y
-        if Y.shape[1] != (1 if first else self._Zty.shape[1]) and not first:
+        if not first and Y.shape[1] != self._Zty.shape[1]:
             raise ValueError(
                 f"y has {Y.shape[1]} targets but earlier blocks had {self._Zty.shape[1]}."
             )
-        Z = np.asarray(self.features_.transform(X), dtype=np.float64)
+        Z = self.features_.transform(X)
+        Z = sp.csr_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, np.float64)
         if first:
             D = Z.shape[1]
-            self._ZtZ = np.zeros((D, D))
+            self._ZtZ = sp.csr_matrix((D, D)) if sp.issparse(Z) else np.zeros((D, D))
             self._Zty = np.zeros((D, Y.shape[1]))
             self._zsum = np.zeros(D)
             self._ysum = np.zeros(Y.shape[1])
             self.n_samples_seen_ = 0
         self._ZtZ += Z.T @ Z
         self._Zty += Z.T @ Y
-        self._zsum += Z.sum(axis=0)
+        self._zsum += np.asarray(Z.sum(axis=0)).ravel()
         self._ysum += Y.sum(axis=0)
-        self.n_samples_seen_ += len(Z)
-        self._solve()
+        self.n_samples_seen_ += Z.shape[0]
+        self._solution = None  # stale: solved again on demand
+        return self
+
+    def solve(self):
+        """Solve for w and b from the statistics gathered so far (done once per new data)."""
+        if not hasattr(self, "_ZtZ"):
+            raise NotFittedError(
+                "This StreamingFeatureRidge has seen no data; call fit or partial_fit first."
+            )
+        if self._solution is None:
+            self._solution = self._solve()
         return self
 
     def _solve(self):
         n = self.n_samples_seen_
         zbar, ybar = self._zsum / n, self._ysum / n
-        G = self._ZtZ - n * np.outer(zbar, zbar)
         c = self._Zty - n * np.outer(zbar, ybar)
-        G[np.diag_indices_from(G)] += self.lam * n
-        W = linalg.solve(G, c, assume_a="pos")
+        lam_n = float(self.lam) * n
+        if sp.issparse(self._ZtZ):
+            G = self._ZtZ
+
+            def matvec(V):  # (ZᵀZ − n z̄z̄ᵀ + λn I) V, the centring as a rank-one term
+                return G @ V - n * np.outer(zbar, zbar @ V) + lam_n * V
+
+            diag = G.diagonal() - n * zbar**2 + lam_n
+            W, history = preconditioned_cg(matvec, c, diag, tol=self.tol, maxiter=self.maxiter)
+            self.history_ = history
+            if history[-1] > self.tol:
+                warnings.warn(
+                    f"block-Jacobi CG stopped after {len(history) - 1} iterations with "
+                    f"relative residual {history[-1]:.2e} > tol = {self.tol:g}; raise maxiter "
+                    "or lam.",
+                    ConvergenceWarning,
+                    stacklevel=4,
+                )
+        else:
+            G = self._ZtZ - n * np.outer(zbar, zbar)
+            W = solve_regularized_psd(G, c, lam_n, overwrite_a=True, name="Z_cᵀZ_c")
         b = ybar - zbar @ W
         if self._single_output:
-            self.coef_, self.intercept_ = W[:, 0], float(b[0])
-        else:
-            self.coef_, self.intercept_ = W.T, b
+            return W[:, 0], float(b[0])
+        return W.T, b
+
+    @property
+    def coef_(self):
+        if "_ZtZ" not in vars(self):
+            raise AttributeError("coef_ exists once data has been seen (fit or partial_fit).")
+        return self.solve()._solution[0]
+
+    @property
+    def intercept_(self):
+        if "_ZtZ" not in vars(self):
+            raise AttributeError("intercept_ exists once data has been seen (fit or partial_fit).")
+        return self.solve()._solution[1]
 
     def predict(self, X):
         """w·ψ(x) + b."""
-        check_is_fitted(self, "coef_")
+        check_is_fitted(self, "n_samples_seen_")
         X = validate_data(self, X, reset=False)
-        Z = np.asarray(self.features_.transform(X), dtype=np.float64)
-        return Z @ self.coef_.T + self.intercept_
+        coef, intercept = self.coef_, self.intercept_
+        Z = self.features_.transform(X)
+        Z = sp.csr_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, np.float64)
+        return Z @ coef.T + intercept
 
 
 # -- the data set of the large-scale benchmark -----------------------------------------------------

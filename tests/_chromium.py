@@ -91,8 +91,7 @@ class Chromium:
         self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
             "sessionId"
         ]
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)  # fmt: skip
+        self.set_viewport(width, height)
 
     # -- protocol -----------------------------------------------------------------
     def _read_message(self, deadline):
@@ -157,22 +156,32 @@ class Chromium:
             raise CDPError(f"cannot open {url}: {result['errorText']}")
         self.wait_for("Page.loadEventFired", timeout=timeout)
 
+    def set_viewport(self, width, height, mobile=False):
+        """Emulate a screen ``width`` x ``height`` CSS pixels (a phone with ``mobile``)."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                  deviceScaleFactor=1, mobile=mobile)  # fmt: skip
+        self.viewport = (width, height, mobile)
+
     def screenshot(self, path, max_height=12000):
-        """Save a PNG of the whole page (cut at ``max_height`` CSS pixels)."""
+        """Save a PNG of the whole page (cut at ``max_height`` CSS pixels).
+
+        The viewport is made as tall as the page for the capture, so that the page is laid out
+        as the reader scrolls through it (capturing beyond a short viewport lets sticky
+        sidebars and scroll-dependent layout drift)."""
+        width, height, mobile = self.viewport
         metrics = self.call("Page.getLayoutMetrics")
         size = metrics.get("cssContentSize") or metrics["contentSize"]
         if not size["width"] or not size["height"]:
             raise CDPError("the page has no content to take a screenshot of")
-        clip = {
-            "x": 0,
-            "y": 0,
-            "width": size["width"],
-            "height": min(size["height"], max_height),
-            "scale": 1,
-        }
-        data = self.call(
-            "Page.captureScreenshot", format="png", captureBeyondViewport=True, clip=clip
-        )["data"]
+        full = int(min(max(size["height"], height), max_height))
+        self.set_viewport(width, full, mobile)
+        try:
+            self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            data = self.call("Page.captureScreenshot", format="png",
+                             clip={"x": 0, "y": 0, "width": width, "height": full,
+                                   "scale": 1})["data"]  # fmt: skip
+        finally:
+            self.set_viewport(width, height, mobile)
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 

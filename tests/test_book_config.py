@@ -1,7 +1,11 @@
 """The book's configuration as Sphinx receives it: offline MathJax and the launch setting."""
 
 import importlib.util
+import json
 import pathlib
+import re
+import shutil
+import subprocess
 import types
 
 import pytest
@@ -62,8 +66,116 @@ def test_one_repository_url_switches_the_launch_buttons_on():
     assert "jupyterhub_url" in launch  # a JupyterHub button needs the hub's own address too
 
 
+def test_the_repository_url_can_come_from_the_environment(monkeypatch):
+    ext = _extension()
+    url = "https://github.com/example/kernelcourse"
+    monkeypatch.setenv(ext.REPOSITORY_ENV, url)
+    options = _after_extension(_sphinx_config())
+    assert options["repository_url"] == url
+    assert options["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    monkeypatch.delenv(ext.REPOSITORY_ENV)
+    assert "launch_buttons" not in _after_extension(_sphinx_config())
+
+
 def test_a_changed_mathjax_tarball_is_refused(tmp_path):
     ext = _extension()
     fake = tmp_path / "mathjax-3.2.2.tgz"
     fake.write_bytes(b"not the published tarball")
     assert not ext._integrity_ok(fake)
+
+
+# --------------------------------------------------------------------------- search
+
+SPELLINGS = {
+    "nystrom": ["Nyström", "Nystrom", "Nystroem", "NYSTRÖM", "nyström"],
+    "ratsch": ["Rätsch", "Raetsch", "Ratsch"],
+    "scholkopf": ["Schölkopf", "Schoelkopf", "Scholkopf"],
+    "matern": ["Matérn", "Matern"],
+}
+
+
+def test_search_folds_diacritics_and_transliterations():
+    ext = _extension()
+    for folded, words in SPELLINGS.items():
+        assert {ext.fold(w) for w in words} == {folded}
+    # English words keep their stems; folding is applied alike to index and query
+    language = ext.SearchEnglishFolded({})
+    assert language.stem("kernels") == language.stem("kernel") == "kernel"
+    assert len({language.stem(w) for w in ("Nyström", "Nystroem", "nystrom")}) == 1
+    assert language.stem("coefficients") == language.stem("coefficient")
+
+
+def test_the_book_uses_the_folding_search_language():
+    config = types.SimpleNamespace(html_search_language=None, language="en")
+    ext = _extension()
+    ext.configure_search(None, config)
+    assert config.html_search_language == ext.SEARCH_LANGUAGE
+    config = types.SimpleNamespace(html_search_language="de", language="en")
+    ext.configure_search(None, config)
+    assert config.html_search_language == "de"  # an explicit choice is kept
+
+
+NODE = shutil.which("node")
+
+
+@pytest.mark.skipif(NODE is None, reason="needs Node.js (the book's MathJax is fetched with npm)")
+def test_the_javascript_stemmer_agrees_with_the_index():
+    """What searchtools.js makes of a query word is the key the Python side indexed it under."""
+    ext = _extension()
+    words = [w for spellings in SPELLINGS.values() for w in spellings]
+    words += ["kernels", "Coefficients", "approximation", "Bochner's", "Straße", "œuvre", "does"]
+    script = ext.SearchEnglishFolded.js_stemmer_code + (
+        f"\nconst s = new Stemmer();\nconsole.log(JSON.stringify({json.dumps(words)}"
+        ".map(w => s.stemWord(w.toLowerCase()))));"
+    )
+    out = subprocess.run(
+        [NODE, "-e", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    language = ext.SearchEnglishFolded({})
+    assert json.loads(out.stdout) == [language.stem(w) for w in words]
+
+
+# --------------------------------------------------------------------------- bibliography
+
+BIB = ROOT / "book/references.bib"
+
+
+def _entries():
+    from pybtex.database import parse_file
+
+    return parse_file(str(BIB)).entries
+
+
+def test_bibliography_labels_are_the_author_year_citations():
+    ext = _extension()
+    entries = _entries()
+    assert ext.citation_label(entries["yang2012nystrom"]) == "Yang et al., 2012"
+    assert ext.citation_label(entries["rahimi2007random"]) == "Rahimi and Recht, 2007"
+    assert ext.citation_label(entries["lecture000"]) == "CS4787/5777, Cornell University, 2023"
+    labels = [ext.citation_label(e) for e in entries.values()]
+    assert len(set(labels)) == len(labels), "two entries would share a label"
+    style = ext.KernelcourseStyle()
+    ordered = list(style.format_labels(style.sort(entries.values())))
+    assert ordered == sorted(ordered, key=lambda t: ext.unicodedata.normalize("NFKD", t).casefold())
+
+
+def test_bibliography_entries_are_plain_text_with_links():
+    text = BIB.read_text(encoding="utf-8")
+    markup = re.findall(r"\\(emph|textit|textbf|textsc|it|em|bf|url|href)\b", text)
+    assert markup == [], "TeX markup in references.bib renders as raw text"
+    # Lecture notes that have no public address (yet); everything else links somewhere.
+    no_address = {"lecture001", "lecture004", "ratsch2004accurate"}
+    unlinked = {k for k, e in _entries().items() if not {"url", "doi", "eprint"} & set(e.fields)}
+    assert unlinked == no_address
+
+
+def test_bach_2017_is_the_paper_lecture_001_cites():
+    entry = _entries()["bach2017equivalence"]
+    assert (
+        entry.fields["title"] == "Breaking the Curse of Dimensionality with Convex Neural Networks"
+    )
+    assert (entry.fields["volume"], entry.fields["number"], entry.fields["pages"]) == (
+        "18",
+        "19",
+        "1--53",
+    )

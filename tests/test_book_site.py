@@ -1,14 +1,22 @@
 """The built book as a reader gets it, opened from disk in headless Chromium with no network.
 
 Run through `make book-test` (part of `make test`), which builds the book and passes
-``--book-html=_build/html``; without that option these tests are skipped.  Screenshots of every
-page are kept in ``_build/screenshots/``.
+``--book-html=_build/html``; without that option these tests are skipped.  Each concern is its
+own test, parametrised by page, so a failure names the page and what a reader would see there:
+raw TeX, unpadded or left-aligned result tables, blurry images, file names as alt text, text
+that is hard to read in light or dark mode.  The search tests serve the book on 127.0.0.1 (the
+result summaries are fetched, which browsers refuse for file:// pages).  Screenshots of every
+page, of chapters 4, 7, 9 and 11 at 1280 and 390 px and in dark mode, go to
+``_build/screenshots/``.
 """
 
+import functools
 import html.parser
+import http.server
 import json
 import pathlib
 import re
+import threading
 import urllib.parse
 
 import pytest
@@ -73,9 +81,17 @@ def screenshots(book_html):
 # ------------------------------------------------------------------ what the page shows
 
 # Waits for MathJax (when the page loads it), web fonts and images, then reports what a reader
-# would see.  Text inside code and outputs is left alone: `$$` may be printed there on purpose.
+# would see.  Text inside code and printed outputs is left alone: `$$` may be printed there on
+# purpose.  RAW_TEX: TeX or MyST syntax that should have been rendered.
+RAW_TEX = (
+    r"/\$\$|\\[()[\]]|\\[a-zA-Z]+\{|\\(math[a-z]+|frac|sum|left|right|operatorname|"
+    r"begin|end|hat|tilde|sqrt|alpha|beta|gamma|lambda|sigma|omega|top)\b|\{glue|\{cite|"
+    r"\{eq\}|\{numref\}/"
+)
+
 INSPECT = r"""
 (async () => {
+  const RAW_TEX = __RAW_TEX__;
   if (document.readyState !== "complete")
     await new Promise(r => window.addEventListener("load", r, { once: true }));
   const usesMathJax = !!document.querySelector('script[src*="mathjax"]');
@@ -90,15 +106,48 @@ INSPECT = r"""
   await Promise.all([...document.images].map(img => img.complete ? null :
     new Promise(r => { img.addEventListener("load", r); img.addEventListener("error", r); })));
 
+  // Raw TeX or MyST left in what a reader sees: printed text outputs (pre, code) may show it on
+  // purpose; rendered outputs (tables, md() prose) may not.
   const raw = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode, parent = node.parentElement;
-    if (!parent || parent.closest("pre, code, script, style, textarea, mjx-container, .output"))
+    if (!parent || parent.closest("pre, code, script, style, textarea, mjx-container, " +
+                                  ".output.stream, .output.text_plain, .output.traceback"))
       continue;
     const text = node.textContent;
-    if (/\$\$|\\[()[\]]|\\[a-zA-Z]+\{/.test(text)) raw.push(text.trim().slice(0, 160));
+    if (RAW_TEX.test(text)) raw.push(text.trim().slice(0, 160));
   }
+
+  // Result tables: padded cells, numbers right-aligned; other tables in outputs are bare HTML.
+  const NUMERIC = /^[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$/;
+  const tables = [...document.querySelectorAll("table.kc-table")].map((t, i) => {
+    const cells = [...t.querySelectorAll("th, td")];
+    const style = (c) => getComputedStyle(c);
+    return {
+      index: i,
+      caption: (t.querySelector("caption") || {}).textContent || "",
+      narrowPadding: cells.filter(c => Math.min(parseFloat(style(c).paddingLeft),
+                                                parseFloat(style(c).paddingRight)) < 4)
+                          .map(c => c.textContent.trim()).slice(0, 5),
+      leftNumbers: [...t.querySelectorAll("td")]
+        .filter(c => NUMERIC.test(c.textContent.trim()) &&
+                     !["right", "end"].includes(style(c).textAlign))
+        .map(c => c.textContent.trim()).slice(0, 5),
+    };
+  });
+  const bareTables = [...document.querySelectorAll(".cell_output table:not(.kc-table)")]
+    .map(t => t.textContent.trim().replace(/\s+/g, " ").slice(0, 80));
+
+  // Content images: sharp (at least ~2 image pixels per CSS pixel) and described in words.
+  const images = [...document.querySelectorAll("article.bd-article img")]
+    .filter(i => !i.closest("button, .btn, .header-article-items"))
+    .map(i => ({
+      src: (i.getAttribute("src") || "").split("/").pop().slice(0, 40),
+      alt: i.getAttribute("alt") || "",
+      natural: i.naturalWidth,
+      rendered: Math.round(i.getBoundingClientRect().width * 10) / 10,
+    }));
   const mathSources = [...document.querySelectorAll("span.math, div.math")];
   return {
     location: location.href,
@@ -110,6 +159,9 @@ INSPECT = r"""
     mathErrors: [...document.querySelectorAll("mjx-merror")]
                   .map(e => e.getAttribute("data-mjx-error") || e.textContent),
     raw,
+    tables,
+    bareTables,
+    contentImages: images,
     images: document.images.length,
     brokenImages: [...document.images].filter(i => !i.complete || i.naturalWidth === 0)
                                       .map(i => i.getAttribute("src")),
@@ -137,7 +189,7 @@ INSPECT = r"""
     })),
   };
 })()
-"""
+""".replace("__RAW_TEX__", RAW_TEX)
 
 
 class _Ids(html.parser.HTMLParser):
@@ -236,7 +288,65 @@ def test_math_is_typeset(book_html, browser, screenshots, page):
         assert report["containers"] >= report["mathSources"]
     assert report["untypeset"] == [], f"{page}: math left as source"
     assert report["mathErrors"] == [], f"{page}: MathJax errors"
-    assert report["raw"] == [], f"{page}: TeX delimiters in the visible text"
+
+
+def test_no_raw_tex_in_the_text(book_html, browser, screenshots, page):
+    """After MathJax ran, no TeX ($$, \\(, \\mathbf, ...) and no unrendered MyST role
+    ({glue, {cite}) is left in prose, headings, captions or rendered outputs."""
+    report = _visit(browser, book_html, page, screenshots)
+    assert report["raw"] == [], f"{page}: raw TeX/MyST in the visible text: {report['raw']}"
+
+
+def test_result_tables_are_padded_and_right_aligned(book_html, browser, screenshots, page):
+    """Every result table is a kernelcourse.report.Table (class kc-table): cells padded by at
+    least 4 px on both sides, numeric cells right-aligned; no bare HTML table in an output."""
+    report = _visit(browser, book_html, page, screenshots)
+    assert report["bareTables"] == [], f"{page}: output tables without kc-table styling"
+    for table in report["tables"]:
+        where = f"{page}: table {table['index'] + 1} {table['caption']!r}"
+        assert table["narrowPadding"] == [], f"{where}: cells padded < 4 px"
+        assert table["leftNumbers"] == [], f"{where}: numbers not right-aligned"
+
+
+_HASH_ALT = re.compile(r"[0-9a-f]{16,}|\.(png|jpe?g|svg|gif)$", re.IGNORECASE)
+
+
+def _alt_problem(alt):
+    if not alt.strip():
+        return "no alt text"
+    if _HASH_ALT.search(alt):
+        return "alt text is a file name"
+    if len(re.findall(r"[^\W\d_]{2,}", alt)) < 3:
+        return "alt text is not a description in words"
+    return None
+
+
+def test_images_are_sharp(book_html, browser, screenshots, page):
+    """A content image has at least 1.9 image pixels per CSS pixel it is shown at (retina
+    PNG or better), so it stays sharp on high-density screens and when zoomed."""
+    report = _visit(browser, book_html, page, screenshots)
+    blurry = [
+        f"{i['src']}: {i['natural']} px shown at {i['rendered']} px"
+        for i in report["contentImages"]
+        if i["rendered"] > 0 and i["natural"] < 1.9 * i["rendered"]
+    ]
+    assert blurry == [], f"{page}: images below 2x resolution"
+
+
+def test_images_have_alt_text_in_words(book_html, browser, screenshots, page):
+    report = _visit(browser, book_html, page, screenshots)
+    bad = [
+        f"{i['src']}: {_alt_problem(i['alt'])} ({i['alt'][:60]!r})"
+        for i in report["contentImages"]
+        if _alt_problem(i["alt"])
+    ]
+    assert bad == [], f"{page}: images without a description"
+
+
+def test_alt_text_check_tells_words_from_hashes():
+    assert _alt_problem("../_images/d4422e5ba1addc829c30207065e2e9ab0a4412ff.png")
+    assert _alt_problem("fig-cost.png") and _alt_problem("") and _alt_problem("Figure")
+    assert _alt_problem("Test error of Nyström and RFF against m, Nyström lower") is None
 
 
 def test_solutions_start_hidden(book_html, browser, screenshots, page):
@@ -379,3 +489,210 @@ def test_intro_course_map_links_every_chapter(book_html, chapter):
     intro = (book_html / "book/intro.html").read_text(encoding="utf-8")
     course_map = intro[intro.index('class="course-map') :]
     assert f'href="{pathlib.PurePosixPath(chapter).name}"' in course_map
+
+
+def test_bibliography_entries_link_to_their_source(book_html):
+    """Every entry of the bibliography carries a DOI, URL or arXiv link."""
+    page = (book_html / "book/bibliography.html").read_text(encoding="utf-8")
+    entries = re.findall(r'<div class="citation" id="[^"]+"[^>]*>(.*?)</div>', page, re.DOTALL)
+    assert entries, "no bibliography entries found"
+    unlinked = []
+    for entry in entries:
+        label = re.sub(r"<[^>]+>", "", entry.split("</span></span>")[0]).strip()
+        if not re.search(r'<a class="reference external" href="https?://', entry):
+            unlinked.append(label)
+    assert unlinked == [], f"bibliography entries without a DOI or URL: {unlinked}"
+
+
+def test_bibliography_labels_match_the_citations(book_html):
+    """The list shows each entry under the label the text cites it by ("[Makkar, 2021]")."""
+    bib = (book_html / "book/bibliography.html").read_text(encoding="utf-8")
+    labels = {
+        anchor: re.sub(r"<[^>]+>", "", label).strip("[] ")
+        for anchor, label in re.findall(
+            r'<div class="citation" id="([^"]+)"[^>]*>\s*<span class="label">(.*?)</span></span>',
+            bib,
+            re.DOTALL,
+        )
+    }
+    assert labels and all(re.search(r", (\d{4}|n\.d\.)$", t) for t in labels.values()), labels
+    mismatched = set()
+    for page in _pages(book_html):
+        text = (book_html / page).read_text(encoding="utf-8")
+        for anchor, shown in re.findall(
+            r'href="[^"]*bibliography\.html#([^"]+)"[^>]*>([^<]+)<', text
+        ):
+            if anchor in labels and shown.strip() not in (labels[anchor], "Bibliography"):
+                if not labels[anchor].startswith(shown.strip().rstrip(",")):
+                    mismatched.add(f"{page}: {shown.strip()!r} vs {labels[anchor]!r}")
+    assert mismatched == set()
+
+
+# ------------------------------------------------------------------ search
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url(book_html):
+    """The built book over http on 127.0.0.1: Sphinx fetches result pages for the summaries,
+    which a browser refuses for file:// pages."""
+    handler = functools.partial(_QuietHandler, directory=str(book_html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+SEARCH = r"""
+(async () => {
+  const t0 = Date.now(), wait = () => new Promise(r => setTimeout(r, 100));
+  const status = () => (document.querySelector("#search-results .search-summary") || {})
+                         .textContent || "";
+  while (!/found|did not match/i.test(status())) {
+    if (Date.now() - t0 > 30000) return { status: "search did not finish", hits: [] };
+    await wait();
+  }
+  const items = () => [...document.querySelectorAll("#search-results ul.search > li")];
+  while (items().some(li => !li.querySelector("p.context")) && Date.now() - t0 < 30000)
+    await wait();
+  return {
+    status: status(),
+    hits: items().map(li => ({
+      href: li.querySelector("a").getAttribute("href"),
+      summary: (li.querySelector("p.context") || {}).textContent || "",
+    })),
+  };
+})()
+"""
+
+
+@pytest.mark.parametrize("query", ["nystrom", "nystroem", "Nyström", "Nystroem"])
+def test_search_finds_nystroem_in_any_spelling(book_html, browser, site_url, query):
+    browser.open(f"{site_url}/search.html?q={urllib.parse.quote(query)}")
+    result = browser.evaluate(SEARCH, timeout=60)
+    pages = {hit["href"].split("#")[0] for hit in result["hits"]}
+    for chapter in ("book/09_", "book/11_"):
+        assert any(p.startswith(chapter) for p in pages), (
+            f"search {query!r} does not find {chapter}*: {result['status']} {sorted(pages)}"
+        )
+
+
+def test_search_summaries_show_no_raw_tex(book_html, browser, site_url):
+    raw_tex = re.compile(RAW_TEX.strip("/"))
+    browser.open(f"{site_url}/search.html?q=kernel")
+    result = browser.evaluate(SEARCH, timeout=60)
+    assert result["hits"], result["status"]
+    assert all(hit["summary"] for hit in result["hits"]), "results without a summary"
+    raw = [
+        f"{h['href']}: {h['summary'][:100]}" for h in result["hits"] if raw_tex.search(h["summary"])
+    ]
+    assert raw == []
+
+
+def test_search_summary_starts_at_the_folded_word(book_html, browser, site_url):
+    browser.open(f"{site_url}/search.html?q=nystrom")
+    result = browser.evaluate(SEARCH, timeout=60)
+    near = [h for h in result["hits"] if re.search("nystr(ö|o|oe)m", h["summary"], re.IGNORECASE)]
+    assert len(near) >= 2, [h["summary"][:80] for h in result["hits"]]
+
+
+# ------------------------------------------------------------------ reading widths, dark mode
+
+SCREENSHOT_CHAPTERS = ("04", "07", "09", "11")  # the chapters with most tables and figures
+READY = r"""
+(async () => {
+  if (document.readyState !== "complete")
+    await new Promise(r => window.addEventListener("load", r, { once: true }));
+  const t0 = Date.now();
+  while (document.querySelector('script[src*="mathjax"]') &&
+         !(window.MathJax && MathJax.startup && MathJax.startup.promise)) {
+    if (Date.now() - t0 > 30000) break;
+    await new Promise(r => setTimeout(r, 50));
+  }
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;
+  return { overflow: document.documentElement.scrollWidth - window.innerWidth };
+})()
+"""
+
+
+def _chapter_page(site, number):
+    pages = sorted(site.glob(f"book/{number}_*.html"))
+    if not pages:
+        pytest.fail(f"no page book/{number}_*.html was built")
+    return pages[0]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("number", SCREENSHOT_CHAPTERS)
+def test_chapter_screenshots_at_desktop_and_phone_width(
+    book_html, browser, screenshots, number, width
+):
+    """Screenshots for a reader's eye, and the page never scrolls sideways: a wide table
+    scrolls inside its own box."""
+    page = _chapter_page(book_html, number)
+    browser.set_viewport(width, 844 if width < 600 else 900, mobile=width < 600)
+    try:
+        browser.open(page.as_uri())
+        ready = browser.evaluate(READY, timeout=90)
+        browser.screenshot(screenshots / f"book__{page.stem}-{width}.png")
+    finally:
+        browser.set_viewport(1280, 900)
+    assert ready["overflow"] <= 1, (
+        f"{page.name} at {width} px scrolls sideways by {ready['overflow']} px"
+    )
+
+
+CONTRAST = r"""
+(async (theme) => {
+  document.documentElement.dataset.theme = theme;
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const rgba = (s) => (s.match(/[\d.]+/g) || [0, 0, 0, 0]).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (c) => (c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const background = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c.length < 4 || c[3] > 0.5) return c;
+    }
+    return theme === "dark" ? [0, 0, 0] : [255, 255, 255];
+  };
+  const low = [];
+  const selector = "table.kc-table td, table.kc-table th, table.kc-table caption, " +
+                   "figure figcaption, .cell_output table td, .cell_output table th";
+  for (const el of document.querySelectorAll(selector)) {
+    if (!el.textContent.trim() || !el.getClientRects().length) continue;
+    const a = lum(rgba(getComputedStyle(el).color)), b = lum(background(el));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5)
+      low.push(`${el.tagName.toLowerCase()} ${JSON.stringify(el.textContent.trim().slice(0, 30))}` +
+               ` contrast ${ratio.toFixed(2)}`);
+  }
+  return { low: low.slice(0, 8), checked: document.querySelectorAll(selector).length };
+})
+"""
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_tables_and_captions_are_readable(book_html, browser, screenshots, page, theme):
+    """Table cells and captions keep a text contrast of at least 4.5:1 (WCAG AA) in the
+    theme's light and dark mode."""
+    redirect = 'http-equiv="refresh"' in (book_html / page).read_text(encoding="utf-8").lower()
+    browser.open((book_html / page).as_uri())
+    if redirect:
+        browser.wait_for("Page.loadEventFired")  # the page it sends the reader to
+    browser.evaluate(READY, timeout=90)
+    result = browser.evaluate(f"({CONTRAST})({json.dumps(theme)})")
+    if theme == "dark" and any(page.startswith(f"book/{n}_") for n in SCREENSHOT_CHAPTERS):
+        browser.screenshot(
+            screenshots / f"{page.replace('/', '__').removesuffix('.html')}-dark.png"
+        )
+    assert result["low"] == [], f"{page} ({theme}): text hard to read: {result['low']}"

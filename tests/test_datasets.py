@@ -344,3 +344,84 @@ def test_covertype_counts_refuse_bools_and_non_integers(kwargs, match, isolated)
 def test_covertype_accepts_numpy_integers():
     b = ds.load_covertype(n_train=np.int64(20), n_test=np.int32(10))
     assert b.X_train.shape == (20, 54) and b.X_test.shape == (10, 54)
+
+
+# -- streaming Covertype ---------------------------------------------------------------------
+def tiny_covtype_file(monkeypatch, folder, corrupt=False):
+    text, rows = tiny_covtype()
+    patch_source(monkeypatch, "covtype", content_sha256={"covtype.data": sha(text)})
+    written = text[:-2] + b"9\n" if corrupt else text  # another last label
+    (folder / "covtype.data.gz").write_bytes(gzip.compress(written))
+    monkeypatch.setenv(ds.DATA_ENV, str(folder))
+    return rows
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 30, 1000])
+def test_covertype_chunks_stream_the_file_in_order(monkeypatch, tmp_path, chunk_size):
+    rows = tiny_covtype_file(monkeypatch, tmp_path)
+    blocks = list(ds.iter_covertype_chunks(chunk_size, download=False))
+    assert all(0 < len(X) <= chunk_size for X, _ in blocks)
+    np.testing.assert_array_equal(np.concatenate([X for X, _ in blocks]), rows[:, :54])
+    np.testing.assert_array_equal(np.concatenate([y for _, y in blocks]), rows[:, 54])
+
+
+def test_covertype_chunks_split_and_scale_like_the_loader(monkeypatch, tmp_path):
+    tiny_covtype_file(monkeypatch, tmp_path)
+    ref = ds.load_covertype(n_train=None, n_test=8, random_state=3, download=False)
+    order = np.random.default_rng(3).permutation(30)
+    for split, X_ref, y_ref, idx in (
+        ("train", ref.X_train, ref.y_train, order[8:]),
+        ("test", ref.X_test, ref.y_test, order[:8]),
+    ):
+        blocks = list(
+            ds.iter_covertype_chunks(
+                4, split=split, n_test=8, random_state=3, standardize=True, download=False
+            )
+        )
+        X = np.concatenate([b[0] for b in blocks])
+        y = np.concatenate([b[1] for b in blocks])
+        file_order = np.argsort(idx)  # the stream keeps the rows in file order
+        np.testing.assert_allclose(X, X_ref[file_order], rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(y, y_ref[file_order])
+
+
+def test_covertype_chunks_check_the_file_before_yielding(monkeypatch, tmp_path):
+    tiny_covtype_file(monkeypatch, tmp_path, corrupt=True)
+    stream = ds.iter_covertype_chunks(5, download=False)
+    with pytest.raises(ds.ChecksumError, match="covtype.data"):
+        next(stream)
+    (tmp_path / "covtype.data.gz").write_bytes(b"not gzip at all")
+    with pytest.raises(ds.ChecksumError, match="not a readable"):
+        next(ds.iter_covertype_chunks(5, download=False))
+
+
+def test_covertype_chunks_corrupt_gz_is_a_checksum_error(monkeypatch, tmp_path):
+    # the streaming reader meets the damaged files of the loaders' test above
+    text, _ = tiny_covtype()
+    tiny_covtype_file(monkeypatch, tmp_path)
+    for damaged in _gz_variants(text):
+        (tmp_path / "covtype.data.gz").write_bytes(damaged)
+        with pytest.raises(ds.ChecksumError, match="covtype.data"):
+            next(ds.iter_covertype_chunks(5, download=False))
+
+
+def test_covertype_chunks_bad_arguments(monkeypatch, tmp_path):
+    tiny_covtype_file(monkeypatch, tmp_path)
+    with pytest.raises(ValueError, match="chunk_size"):
+        next(ds.iter_covertype_chunks(0))
+    with pytest.raises(ValueError, match="chunk_size"):
+        next(ds.iter_covertype_chunks(True))
+    with pytest.raises(ValueError, match="n_test"):
+        next(ds.iter_covertype_chunks(5, split="test", n_test=False, download=False))
+    assert len(next(ds.iter_covertype_chunks(np.int64(5), download=False))[0]) == 5
+    with pytest.raises(ValueError, match="split"):
+        next(ds.iter_covertype_chunks(5, split="validation"))
+    with pytest.raises(ValueError, match="n_test"):
+        next(ds.iter_covertype_chunks(5, split="test", n_test=30, download=False))
+    with pytest.raises(TypeError, match="standardize"):
+        next(ds.iter_covertype_chunks(5, standardize=1))
+
+
+def test_covertype_chunks_offline_error(monkeypatch, isolated):
+    with pytest.raises(ds.DataUnavailableError, match="covtype.data.gz"):
+        next(ds.iter_covertype_chunks(5, download=False))

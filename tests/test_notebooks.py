@@ -90,3 +90,58 @@ def test_trim_metadata_merges_split_streams_and_keeps_order():
     assert outputs[0].text == "1\n2\n"
     assert "execution" not in nb.cells[0].metadata
     nbformat.validate(nb)
+
+
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _outputs(nb):
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            yield from ((cell, out) for out in cell.get("outputs", []))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_figures_are_ordinary_outputs(path):
+    """A figure shows in Jupyter as a cell output, and the book numbers it from the cell's
+    ``mystnb.figure`` metadata; nothing is stored only as glued data."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell, out in _outputs(nb):
+        glued = [k for k in out.get("data", {}) if k.startswith("application/papermill.record/")]
+        assert not glued, f"{path.name}: glued output {glued} in cell {cell.get('id')}"
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        assert "{glue" not in src, f"{path.name}: glue markup in cell {cell.get('id')}"
+        figure = cell.get("metadata", {}).get("mystnb", {}).get("figure")
+        if figure:
+            images = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+            name = figure.get("name")
+            assert len(images) == 1, f"{path.name}: figure {name} has {len(images)} images"
+            assert figure.get("name") and figure.get("caption"), f"{path.name}: unnamed figure"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_reads_nothing_from_the_checkout(path):
+    """A chapter downloaded from the book runs anywhere: data come through
+    kernelcourse.datasets and stored results through the package, never a repository path."""
+    import re
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    for pattern in (r"\.\./", r"shared/data", r"benchmarks/", r"KERNELCOURSE_DATA",
+                    r"\.data\.gz", r"\.npz[\"']"):
+        assert not re.search(pattern, code), f"{path.name} reads a checkout path: {pattern}"
+
+
+def test_execute_without_the_extra_says_which_extra_in_one_line(monkeypatch, tmp_path, capsys):
+    import sys
+
+    from kernelcourse import notebooks
+
+    nb = tmp_path / "a.ipynb"
+    nb.write_text("{}")
+    monkeypatch.setitem(sys.modules, "nbclient", None)  # as on a base install
+    assert notebooks.main(["execute", str(nb)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "kernelcourse[notebooks]" in err and "nbclient" in err

@@ -26,3 +26,55 @@ def test_table_text_and_html_agree():
 def test_table_rejects_ragged_rows():
     with pytest.raises(ValueError, match="row 1 has 1 cells but there are 2 headers"):
         Table([[1, 2], [3]], ["x", "y"])
+
+
+def test_md_is_markdown_and_plain_text_alike():
+    from kernelcourse.report import md
+
+    prose = md(
+        """
+        The fit reaches $R^2 = 0.47$ on
+        89 points.
+        """
+    )
+    assert prose._repr_markdown_() == "The fit reaches $R^2 = 0.47$ on\n89 points."
+    assert repr(prose) == prose._repr_markdown_()
+
+
+def test_md_rejects_non_text():
+    import pytest
+
+    from kernelcourse.report import md
+
+    with pytest.raises(TypeError, match="text must be a str"):
+        md(0.5)
+
+
+def test_html_table_right_aligns_numbers_and_escapes_text():
+    import pytest
+
+    pytest.importorskip("pandas")
+    from kernelcourse.report import Table
+
+    t = Table([["rff", 0.8132, "1.2 s"], ["a<b", 85, "10 ms"]], ["method", "acc", "time"],
+              title="x < y")
+    html = t._repr_html_()
+    assert 'class="kc-table"' in html
+    assert "td.col1" in html and "td.col2" in html and "td.col0" not in html
+    assert "a&lt;b" in html and "x &lt; y" in html
+    assert html == Table([["rff", 0.8132, "1.2 s"], ["a<b", 85, "10 ms"]],
+                         ["method", "acc", "time"], title="x < y")._repr_html_()
+
+
+def test_html_table_ids_do_not_depend_on_the_values():
+    """A number that moves within its printed precision between CPUs must leave the HTML
+    identical apart from the number, or strict nbval would compare the element ids."""
+    import re
+
+    pytest.importorskip("pandas")
+    ids = lambda t: set(re.findall(r"T_[0-9a-f]+", t._repr_html_()))  # noqa: E731
+    a = Table([["rff", "84.4 %"]], ["method", "accuracy"], title="Adult (85.2 %)")
+    b = Table([["rff", "84.5 %"]], ["method", "accuracy"], title="Adult (85.1 %)")
+    c = Table([["nystroem", "84.4 %"]], ["method", "accuracy"], title="Adult (85.2 %)")
+    assert ids(a) == ids(b)
+    assert ids(a) != ids(c)

@@ -83,3 +83,43 @@ def test_bad_arguments():
         sgd.sgd_approx_cached_features(X, y, k, order=order, step_size=0.1)
     with pytest.raises(TypeError, match="Kernel"):
         sgd.sgd_dual_cached_gram(X, y, "rbf", order=order, step_size=0.1)
+
+
+# -- strategy ⑤ out of core ------------------------------------------------------------------
+def _two_moons(n=3000, seed=0):
+    from sklearn.datasets import make_moons
+
+    return make_moons(n_samples=n, noise=0.15, random_state=seed)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_feature_sgd_streams_blocks_like_one_pass(loss):
+    from kernelcourse.features import RandomFourierFeatures
+    from kernelcourse.sgd import FeatureSGDClassifier
+
+    X, y = _two_moons()
+    feats = RandomFourierFeatures(gamma=2.0, n_components=200, random_state=0).fit(X)
+    one = FeatureSGDClassifier(feats, loss=loss, lam=1e-4, eta0=0.5, batch_rows=512).fit(X, y)
+    stream = FeatureSGDClassifier(feats, loss=loss, lam=1e-4, eta0=0.5, batch_rows=512)
+    for part in np.array_split(np.arange(len(X)), 7):
+        stream.partial_fit(X[part], y[part], classes=[0, 1])
+    # the same steps in the same order: the same averaged weights
+    np.testing.assert_allclose(stream.coef_, one.coef_, rtol=1e-10, atol=1e-12)
+    assert stream.n_samples_seen_ == len(X)
+    Xt, yt = _two_moons(1000, seed=1)
+    assert np.mean(one.predict(Xt) == yt) > 0.9  # linear models on x alone reach about 0.86
+
+
+def test_feature_sgd_errors():
+    from kernelcourse.sgd import FeatureSGDClassifier
+
+    X, y = _two_moons(200)
+    with pytest.raises(ValueError, match="classes must be given"):
+        FeatureSGDClassifier().partial_fit(X, y)
+    with pytest.raises(ValueError, match="exactly two"):
+        FeatureSGDClassifier().partial_fit(X, y, classes=[0, 1, 2])
+    model = FeatureSGDClassifier(random_state=0).partial_fit(X, y, classes=[0, 1])
+    with pytest.raises(ValueError, match="outside classes"):
+        model.partial_fit(X[:5], np.full(5, 7))
+    with pytest.raises(ValueError, match="loss"):
+        FeatureSGDClassifier(loss="squared").fit(X, y)

@@ -10,6 +10,14 @@
 * ``{course-map}``: the intro's table of chapters and lectures; a chapter's row links to its page
   once ``book/NN_*`` exists and stays plain text before that, so a missing chapter never breaks
   a ``-W`` build.
+* Bibliography: the pybtex style ``kernelcourse`` labels each entry exactly as the text cites it
+  ("Rahimi and Recht, 2007", from sphinxcontrib-bibtex's own author-year template), sorts by
+  that label and prints every DOI, URL and arXiv number as a link.
+* Search: the search language ``en_kernelcourse`` is English (Porter stemmer, English stop words)
+  with diacritics and the German transliterations "oe"/"ae" folded on both sides, in the index
+  that Python writes and in the query that ``searchtools.js`` stems, so "Nystrom", "Nystroem" and
+  "Nyström" are one word.  ``kernelcourse_search.js`` drops math from the result summaries (they
+  are built from the page source, where math is still raw TeX) and finds the folded word there.
 """
 
 from __future__ import annotations
@@ -23,12 +31,22 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import types
+import unicodedata
 
+import pybtex.plugin
 from docutils import nodes
 from docutils.statemachine import StringList
+from pybtex.style.formatting.unsrt import Style as UnsrtStyle
+from pybtex.style.labels import BaseLabelStyle
+from pybtex.style.sorting import BaseSortingStyle
 from sphinx.errors import ExtensionError
+from sphinx.search.en import SearchEnglish, js_porter_stemmer
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+from sphinxcontrib.bibtex.style.referencing import PersonStyle
+from sphinxcontrib.bibtex.style.template import join as bib_join
+from sphinxcontrib.bibtex.style.template import year as bib_year
 
 logger = logging.getLogger(__name__)
 
@@ -192,10 +210,18 @@ def setup_mathjax(app):
 # --------------------------------------------------------------------------- launch buttons
 
 
+REPOSITORY_ENV = "KERNELCOURSE_REPOSITORY_URL"
+
+
 def configure_launch_buttons(app, config):
-    """Launch buttons only when ``repository.url`` is set: the theme needs a repository to
-    build Binder/Colab/JupyterHub links and fails without one."""
+    """Launch buttons only when the book's public repository is known: the theme needs one to
+    build Binder/Colab/JupyterHub links and fails without one. The environment variable
+    ``KERNELCOURSE_REPOSITORY_URL`` at build time wins over ``repository.url`` in
+    ``_config.yml``, so an instructor publishing the book never edits a file."""
     options = config.html_theme_options
+    from_env = os.environ.get(REPOSITORY_ENV, "").strip()
+    if from_env:
+        options["repository_url"] = from_env
     if not str(options.get("repository_url") or "").strip():
         options.pop("launch_buttons", None)
         options.pop("repository_url", None)
@@ -260,8 +286,115 @@ class CourseMap(SphinxDirective):
         return [container]
 
 
+# --------------------------------------------------------------------------- bibliography
+
+BIBTEX_STYLE = "kernelcourse"
+# The person style of sphinxcontrib-bibtex's author_year references ("A and B", "A et al.").
+_PERSON = PersonStyle()
+_LABEL_TEMPLATE = bib_join(sep=", ")[_PERSON.author_or_editor_or_title(full=False), bib_year]
+
+
+def citation_label(entry):
+    """The text an author-year citation shows for ``entry``, e.g. "Yang et al., 2012".
+
+    Rendered with the very template of ``bibtex_reference_style = author_year`` (parenthetical
+    form, without brackets), so the list and the text cannot disagree."""
+    data = {"entry": entry, "style": types.SimpleNamespace(person=_PERSON)}
+    return _LABEL_TEMPLATE.format_data(data).render_as("text")
+
+
+class AuthorYearLabels(BaseLabelStyle):
+    def format_labels(self, sorted_entries):
+        for entry in sorted_entries:
+            yield citation_label(entry)
+
+
+class LabelSorting(BaseSortingStyle):
+    """In the order a reader looks an entry up: by its label, then by title."""
+
+    def sorting_key(self, entry):
+        label = unicodedata.normalize("NFKD", citation_label(entry)).casefold()
+        return (label, entry.fields.get("title", "").casefold())
+
+
+class KernelcourseStyle(UnsrtStyle):
+    default_label_style = AuthorYearLabels
+    default_sorting_style = LabelSorting
+
+
+# --------------------------------------------------------------------------- search
+
+SEARCH_LANGUAGE = "en_kernelcourse"
+# The same folding in Python (index) and JavaScript (query); keep the two in step.
+_CONSONANT = "[b-df-hj-np-tv-z]"
+_TRANSLITERATION = re.compile(f"({_CONSONANT})([ao])e(?={_CONSONANT})")
+_LIGATURES = {"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "ı": "i"}
+
+
+def fold(word):
+    """Lower case without diacritics, "oe"/"ae" between consonants read as "o"/"a".
+
+    "Nyström", "Nystrom" and "Nystroem" all give "nystrom", "Rätsch" and "Raetsch" "ratsch".
+    """
+    word = word.lower()
+    word = "".join(_LIGATURES.get(c, c) for c in word)
+    word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    return _TRANSLITERATION.sub(r"\1\2", word)
+
+
+JS_FOLD = r"""
+const kernelcourseFold = (word) => {
+  const ligatures = {"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "ı": "i"};
+  word = [...word.toLowerCase()].map((c) => ligatures[c] || c).join("");
+  return word.normalize("NFKD").replace(/\p{M}/gu, "")
+             .replace(/([b-df-hj-np-tv-z])([ao])e(?=[b-df-hj-np-tv-z])/g, "$1$2");
+};
+"""
+
+
+class SearchEnglishFolded(SearchEnglish):
+    """English search whose stemmer first folds diacritics and transliterations."""
+
+    lang = SEARCH_LANGUAGE
+    language_name = "English (diacritics folded)"
+    js_stemmer_code = (
+        js_porter_stemmer.replace("var Stemmer = function", "var PorterStemmer = function")
+        + JS_FOLD
+        + """
+var Stemmer = function() {
+  const porter = new PorterStemmer();
+  this.stemWord = (word) => porter.stemWord(kernelcourseFold(word));
+};
+"""
+    )
+
+    def stem(self, word):
+        return super().stem(fold(word))
+
+
+def configure_search(app, config):
+    """The book's search language, unless the configuration names another one."""
+    if not config.html_search_language and (config.language or "en").startswith("en"):
+        config.html_search_language = SEARCH_LANGUAGE
+
+
+STATIC_DIR = pathlib.Path(__file__).resolve().parent / "static"
+
+
+def add_static(app):
+    """The book's own stylesheet (result tables, figures) and search script from
+    ``book/_ext/static``."""
+    app.config.html_static_path = [*app.config.html_static_path, str(STATIC_DIR)]
+
+
 def setup(app):
     app.connect("config-inited", configure_launch_buttons)
+    app.connect("config-inited", configure_search)
+    app.connect("builder-inited", add_static)
+    app.add_css_file("kernelcourse.css")
+    app.add_js_file("kernelcourse_search.js")
+    app.add_search_language(SearchEnglishFolded)
+    pybtex.plugin.register_plugin("pybtex.style.formatting", BIBTEX_STYLE, KernelcourseStyle)
     app.connect("builder-inited", setup_mathjax)
     # After sphinx-thebe's own handlers (default priority 500).
     app.connect("doctree-resolved", drop_thebe_config, priority=900)

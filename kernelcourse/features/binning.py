@@ -26,12 +26,47 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["RandomBinningFeatures"]
+__all__ = ["RandomBinningFeatures", "BinCodes"]
+
+# grids hashed at once: bounds the (grids, n) uint64 temporary
+_GRIDS_PER_PASS = 16
+
+# The cell coordinates become int64: from 2^62 on the cast would wrap (or be undefined).
+_CELL_LIMIT = 2.0**62
+
+
+@njit(parallel=True, cache=True)
+def _hash_cells(X, shifts, pitches, coefs, out, worst):
+    r"""``out[p, i]`` ← the 64-bit hash :math:`\sum_k c_k \lfloor (x_{ik} - u_{pk}) /
+    \delta_{pk} \rfloor` (mod 2⁶⁴) of the cell of row i in grid p.
+
+    Compiled, so that the (n, d) cell coordinates of a grid are never stored; the arithmetic
+    is the same IEEE division and floor as numpy's, so the cells do not depend on the path.
+    ``worst[i]`` ← the largest |cell coordinate| of row i (inf for a non-finite one), so that
+    the caller can refuse an index the int64 cast would wrap.
+    """
+    n, d = X.shape
+    for i in prange(n):
+        w = 0.0
+        for p in range(shifts.shape[0]):
+            h = np.uint64(0)
+            for k in range(d):
+                c = np.floor((X[i, k] - shifts[p, k]) / pitches[p, k])
+                a = abs(c)
+                if not a < _CELL_LIMIT:
+                    # out of int64's safe range (or NaN): flag it, hash nothing undefined
+                    w = max(w, a) if a == a else np.inf
+                    continue
+                w = max(w, a)
+                h += np.uint64(np.int64(c)) * coefs[k]
+            out[p, i] = h
+        worst[i] = w
 
 
 class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -88,21 +123,24 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.n_grids = n_grids
         self.random_state = random_state
 
-    def _cell_hashes(self, X, p):
-        """64-bit hash of the integer cell coordinates of each row of X in grid p."""
-        with np.errstate(over="ignore"):
-            cells = np.floor((X - self.shifts_[p]) / self.pitches_[p])
-        # The cell coordinates become int64: beyond 2^62 the cast would wrap silently.
-        if not (np.abs(cells) < 2.0**62).all():
-            raise ValueError(
-                f"random binning: a cell index |x − u|/δ reaches {np.abs(cells).max():.3g}, "
-                "beyond the 2^62 an int64 holds (γ = "
-                f"{self.gamma_:.3g} makes the pitches δ ~ 1/γ tiny against |x| up to "
-                f"{np.abs(X).max():.3g}); lower gamma or rescale X."
-            )
-        cells = cells.astype(np.int64)
-        # wrap-around arithmetic in uint64 is the intended modular hash
-        return (cells.view(np.uint64) * self._hash_coefs).sum(axis=1, dtype=np.uint64)
+    def _cell_hashes(self, X):
+        """Yield, grid by grid, the 64-bit hashes of the integer cell coordinates of the rows
+        of X (wrap-around arithmetic in uint64 is the intended modular hash). Grids are hashed
+        a few at a time, so the temporary stays small."""
+        X = np.ascontiguousarray(X)
+        worst = np.empty(len(X), dtype=np.float64)
+        for lo in range(0, self.n_grids, _GRIDS_PER_PASS):
+            hi = min(lo + _GRIDS_PER_PASS, self.n_grids)
+            out = np.empty((hi - lo, len(X)), dtype=np.uint64)
+            _hash_cells(X, self.shifts_[lo:hi], self.pitches_[lo:hi], self._hash_coefs, out, worst)
+            if len(X) and not worst.max() < _CELL_LIMIT:
+                raise ValueError(
+                    f"random binning: a cell index |x − u|/δ reaches {worst.max():.3g}, "
+                    "beyond the 2^62 an int64 holds (γ = "
+                    f"{self.gamma_:.3g} makes the pitches δ ~ 1/γ tiny against |x| up to "
+                    f"{np.abs(X).max():.3g}); lower gamma or rescale X."
+                )
+            yield from out
 
     def fit(self, X, y=None):
         """Draw the P grids and record the cells the training points occupy.
@@ -132,10 +170,10 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._hash_coefs = rng.randint(0, 2**63, size=d, dtype=np.uint64) * np.uint64(2) + 1
         self._cells = []
         codes = []
-        for p in range(P):
-            cells, inverse = np.unique(self._cell_hashes(X, p), return_inverse=True)
+        for h in self._cell_hashes(X):
+            cells, inverse = np.unique(h, return_inverse=True)
             self._cells.append(cells)
-            codes.append(inverse)
+            codes.append(inverse.astype(np.int32))
         self.n_bins_ = np.array([len(c) for c in self._cells])
         self._offsets = np.concatenate([[0], np.cumsum(self.n_bins_)])
         self._n_features_out = int(self._offsets[-1])
@@ -148,14 +186,30 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def transform(self, X):
         """Sparse one-hot features, a CSR matrix of shape (n_samples, n_bins_.sum())."""
+        X = self._validated(X)
+        return self._assemble(len(X), self._codes(X))
+
+    def fit_transform_codes(self, X):
+        """Fit, and return the training points' features as :class:`BinCodes`."""
+        X, codes = self._fit(X)
+        return BinCodes(np.stack(codes), self._offsets, self.n_grids)
+
+    def transform_codes(self, X):
+        """The features of :meth:`transform` as :class:`BinCodes`: the cell index of each row
+        in each grid, 4 bytes per non-zero instead of CSR's 12 (and no transpose needed)."""
+        X = self._validated(X)
+        return BinCodes(np.stack(self._codes(X)), self._offsets, self.n_grids)
+
+    def _validated(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def _codes(self, X):
         codes = []
-        for p, cells in enumerate(self._cells):
-            h = self._cell_hashes(X, p)
+        for cells, h in zip(self._cells, self._cell_hashes(X), strict=True):
             pos = np.minimum(np.searchsorted(cells, h), len(cells) - 1)
-            codes.append(np.where(cells[pos] == h, pos, -1))
-        return self._assemble(len(X), codes)
+            codes.append(np.where(cells[pos] == h, pos, -1).astype(np.int32))
+        return codes
 
     def _assemble(self, n, codes):
         P = self.n_grids
@@ -171,3 +225,98 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+@njit(parallel=True, cache=True)
+def _codes_matvec(codes, offsets, V, scale, out):
+    """out ← scale · Σ_p V[offset_p + code_p(i)] for every row i: Z V without storing Z."""
+    P, n = codes.shape
+    for p in range(P):
+        off = offsets[p]
+        for i in prange(n):
+            c = codes[p, i]
+            if c >= 0:
+                for j in range(V.shape[1]):
+                    out[i, j] += V[off + c, j]
+    for i in prange(n):
+        for j in range(out.shape[1]):
+            out[i, j] *= scale
+
+
+@njit(parallel=True, cache=True)
+def _codes_rmatvec(codes, offsets, R, scale, out):
+    """out[offset_p + c] ← scale · Σ_{i in cell c of grid p} R[i]: Zᵀ R, one grid per thread
+    (the grids own disjoint slices of out, so no two threads write the same entry)."""
+    P, n = codes.shape
+    for p in prange(P):
+        off = offsets[p]
+        for i in range(n):
+            c = codes[p, i]
+            if c >= 0:
+                for j in range(R.shape[1]):
+                    out[off + c, j] += scale * R[i, j]
+
+
+class BinCodes:
+    r"""Random binning features stored as cell indices: the one-hot matrix
+    :math:`\mathbf Z = P^{-1/2}[\mathbf Z_1, \dots, \mathbf Z_P]` held as a (P, n) int32 array
+    of the cell of each point in each grid (-1 for a cell unseen in training).
+
+    It multiplies like the sparse matrix it stands for (``Z @ V``, ``Z.T @ R`` through
+    :meth:`rmatvec`), with compiled loops that use both cores, and is what
+    :func:`kernelcourse.ridge.sparse_ridge_cg` iterates on for binning features.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (P, n), int32
+    offsets : ndarray of shape (P + 1,)
+        First column of each grid's block.
+    n_grids : int
+        P (the scale is :math:`1/\sqrt P`).
+    """
+
+    def __init__(self, codes, offsets, n_grids):
+        self.codes = np.ascontiguousarray(codes, dtype=np.int32)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.scale = 1.0 / np.sqrt(n_grids)
+        self.shape = (self.codes.shape[1], int(self.offsets[-1]))
+
+    def _as_2d(self, V, rows):
+        V = np.asarray(V, dtype=np.float64)
+        if V.shape[0] != rows:
+            raise ValueError(f"operand has {V.shape[0]} rows, expected {rows}.")
+        return np.ascontiguousarray(V.reshape(rows, -1)), V.ndim == 1
+
+    def __matmul__(self, V):
+        """Z V."""
+        V2, vector = self._as_2d(V, self.shape[1])
+        out = np.zeros((self.shape[0], V2.shape[1]))
+        _codes_matvec(self.codes, self.offsets, V2, self.scale, out)
+        return out[:, 0] if vector else out
+
+    def rmatvec(self, R):
+        """Zᵀ R."""
+        R2, vector = self._as_2d(R, self.shape[0])
+        out = np.zeros((self.shape[1], R2.shape[1]))
+        _codes_rmatvec(self.codes, self.offsets, R2, self.scale, out)
+        return out[:, 0] if vector else out
+
+    def column_sq_norms(self, weights=None):
+        r"""diag(ZᵀZ) = (cell counts) / P: the exact block diagonal of ZᵀZ; with row weights
+        s, diag(ZᵀSZ) = (summed weights per cell) / P."""
+        out = np.zeros(self.shape[1])
+        for p, codes in enumerate(self.codes):
+            mask = codes >= 0
+            w = None if weights is None else np.asarray(weights, dtype=np.float64)[mask]
+            lo, hi = self.offsets[p], self.offsets[p + 1]
+            out[lo:hi] = np.bincount(codes[mask], weights=w, minlength=hi - lo) * self.scale**2
+        return out
+
+    def tocsr(self):
+        """The same features as a CSR matrix."""
+        P, n = self.codes.shape
+        rows = np.repeat(np.arange(n)[None, :], P, axis=0)
+        seen = self.codes >= 0
+        cols = (self.codes + self.offsets[:-1, None])[seen]
+        data = np.full(len(cols), self.scale)
+        return sp.csr_matrix((data, (rows[seen], cols)), shape=self.shape)

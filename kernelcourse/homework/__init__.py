@@ -1,12 +1,12 @@
-"""Homework: release student starters from solution notebooks, and self-checks for students.
+"""Homework: self-checks for students, and the release of starters with nbgrader.
 
-* ``python -m kernelcourse.homework release`` (``make homework``) writes the starter notebooks of
-  ``book/homework/solutions/`` into ``book/homework/`` (see :mod:`kernelcourse.homework.release`).
 * ``from kernelcourse.homework import check; check.hw1.q2(my_fn)`` tests a student's function
-  (see :mod:`kernelcourse.homework.check`).
+  (see :mod:`kernelcourse.homework.check`). No module here holds a solution.
+* ``python -m kernelcourse.homework release`` (``make homework``) runs nbgrader's
+  ``generate_assignment`` on the instructor's solution notebooks and writes the starters (see
+  :mod:`kernelcourse.homework.release`; needs the ``instructor`` extra).
 """
 
 from . import check
-from .release import release, release_notebook
 
-__all__ = ["check", "release", "release_notebook"]
+__all__ = ["check"]

@@ -1,17 +1,17 @@
-"""``python -m kernelcourse.homework release``: write the student starters from the solutions."""
+"""``python -m kernelcourse.homework release``: write the student starters with nbgrader."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from .release import release
+from .release import NbgraderMissing, release
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m kernelcourse.homework",
-        description="Release homework: write student starter notebooks from solution notebooks.",
+        description="Release homework: nbgrader generate_assignment on the solution notebooks.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rel = sub.add_parser("release", help="write the starters (solutions and hidden tests removed)")
@@ -23,7 +23,11 @@ def main(argv=None):
         help="write nothing; exit with status 1 if a starter differs from a fresh release",
     )
     args = parser.parse_args(argv)
-    changed = release(args.source, args.dest, check=args.check)
+    try:
+        changed = release(args.source, args.dest, check=args.check)
+    except NbgraderMissing as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     verb = "out of date" if args.check else "written"
     for path in changed:
         print(f"{verb}: {path}")

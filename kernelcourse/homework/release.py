@@ -1,53 +1,75 @@
-"""Generate student starter notebooks from the instructor's solution notebooks.
+"""Release student starters from the solution notebooks with nbgrader's own ``generate_assignment``.
 
-The markers and cell metadata follow nbgrader, so a solution notebook can be copied into an
-nbgrader ``source/`` folder unchanged:
+``python -m kernelcourse.homework release`` (``make homework``) copies every solution notebook of
+``book/homework/solutions/`` into the ``source/`` folder of a temporary nbgrader course and runs
+nbgrader's :class:`~nbgrader.converters.GenerateAssignment` on it. nbgrader's preprocessors do
+all the work of a release: ``LockCells`` (``deletable``/``editable`` flags), ``ClearSolutions``
+(``### BEGIN SOLUTION`` regions become ``# YOUR CODE HERE`` stubs, written answers
+``YOUR ANSWER HERE``), ``ClearOutput``, ``ClearHiddenTests`` (``### BEGIN HIDDEN TESTS`` regions
+are dropped), ``ComputeChecksums`` (so that ``nbgrader validate`` recognises an unanswered
+cell) and ``CheckCellMetadata``. The released notebook is then copied to ``book/homework/``.
 
-* ``### BEGIN SOLUTION`` … ``### END SOLUTION`` in a code cell becomes ``# YOUR CODE HERE`` and
-  ``raise NotImplementedError()`` (indented like the ``BEGIN`` line); a markdown answer cell becomes
-  ``YOUR ANSWER HERE`` (the region only, when the cell has markers; the whole cell otherwise).
-  A solution cell without markers is replaced whole, as nbgrader does.
-* ``### BEGIN HIDDEN TESTS`` … ``### END HIDDEN TESTS`` is removed from test cells.
-* Outputs and execution counts are cleared; nbgrader metadata (schema 3: ``grade``,
-  ``solution``, ``locked``, ``grade_id``, ``points``) and cell ids are kept.
+One thing nbgrader does not do is added here. Starters are published in the book and run by
+strict nbval, which fails on any error except in cells tagged ``raises-exception``; the release
+adds that tag to exactly the cells that reach a stub: a cell with a stub at top level, or a cell
+whose top-level code uses a function whose body holds a stub (or calls such a function). A later
+cell that needs a value such a cell never assigns would fail with ``NameError`` instead, so the
+release rejects that layout and names the cell. The tag is cell metadata outside nbgrader's
+checksums, so it changes nothing for ``nbgrader validate`` or ``autograde``.
 
-Starters are published in the book and checked by strict nbval. A starter has no outputs, so nbval
-runs every cell without comparing output, and fails on any error except in cells tagged
-``raises-exception``. The release adds that tag to exactly the cells that reach a stub: a cell with
-a stub at top level, or a cell whose top-level code uses a function whose body holds a stub (or
-calls such a function). A later cell that needs a value such a cell never assigns would fail with
-``NameError`` instead, so :func:`release_notebook` rejects that layout and names the cell.
+nbgrader is an optional dependency: ``pip install "kernelcourse[instructor]"``.
 """
 
 from __future__ import annotations
 
 import ast
-import copy
 import pathlib
-import re
+import shutil
+import tempfile
 
 __all__ = [
-    "SOLUTION_BEGIN",
-    "SOLUTION_END",
-    "HIDDEN_BEGIN",
-    "HIDDEN_END",
     "CODE_STUB",
     "TEXT_STUB",
     "RAISES_TAG",
-    "release_notebook",
+    "NbgraderMissing",
+    "generate_assignment",
+    "tag_raising_cells",
     "release",
     "starter_name",
-    "region_lines",
 ]
 
-SOLUTION_BEGIN = "### BEGIN SOLUTION"
-SOLUTION_END = "### END SOLUTION"
-HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
-HIDDEN_END = "### END HIDDEN TESTS"
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "YOUR ANSWER HERE"
 RAISES_TAG = "raises-exception"
-NBGRADER_KEYS = ("grade", "solution", "locked", "grade_id", "schema_version")
+COURSE_ID = "kernelcourse"
+
+
+class NbgraderMissing(ImportError):
+    """nbgrader, which releases the starters, is not installed."""
+
+
+def _nbgrader_api(root, exchange=None, *, database=True):
+    """An :class:`nbgrader.apps.NbGraderAPI` for the course folder ``root``.
+
+    ``database=False`` is ``nbgrader generate_assignment --no-db``: nothing is written to a
+    gradebook (a release for the book needs none).
+    """
+    try:
+        from nbgrader.apps import NbGraderAPI
+        from traitlets.config import Config
+    except ImportError as err:
+        raise NbgraderMissing(
+            "releasing homework needs nbgrader: pip install 'kernelcourse[instructor]'"
+        ) from err
+    config = Config()
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.course_id = COURSE_ID
+    if exchange is not None:
+        config.Exchange.root = str(exchange)
+    if not database:
+        config.SaveCells.enabled = False
+        config.GenerateAssignment.no_database = True
+    return NbGraderAPI(config=config)
 
 
 def starter_name(solution_path):
@@ -55,68 +77,9 @@ def starter_name(solution_path):
     return pathlib.Path(solution_path).name
 
 
-# -- regions ---------------------------------------------------------------------------------------
-def _replace_regions(lines, begin, end, stub, where):
-    """Replace each ``begin``…``end`` block of ``lines`` by ``stub`` (None: drop it)."""
-    out, inside, indent, found = [], False, "", False
-    for line in lines:
-        stripped = line.strip()
-        if stripped == begin:
-            if inside:
-                raise ValueError(f"{where}: '{begin}' inside another '{begin}' region.")
-            inside, found = True, True
-            indent = line[: len(line) - len(line.lstrip())]
-            if stub is not None:
-                out.extend(indent + s if s else s for s in stub.split("\n"))
-        elif stripped == end:
-            if not inside:
-                raise ValueError(f"{where}: '{end}' without a matching '{begin}'.")
-            inside = False
-        elif not inside:
-            out.append(line)
-    if inside:
-        raise ValueError(f"{where}: '{begin}' without a matching '{end}'.")
-    return out, found
-
-
-def _has_marker(source, *markers):
-    return any(line.strip() in markers for line in source.splitlines())
-
-
-def _nbgrader(cell):
-    return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def _check_metadata(nb, where):
-    seen = set()
-    for index, cell in enumerate(nb["cells"]):
-        meta = _nbgrader(cell)
-        here = f"{where}, cell {index}"
-        source = cell["source"]
-        if _has_marker(source, SOLUTION_BEGIN, SOLUTION_END) and not meta.get("solution"):
-            raise ValueError(f"{here} has a solution region but is not a solution cell.")
-        if _has_marker(source, HIDDEN_BEGIN, HIDDEN_END) and not meta.get("grade"):
-            raise ValueError(f"{here} has hidden tests but is not a graded cell.")
-        if not meta:
-            continue
-        missing = [k for k in NBGRADER_KEYS if k not in meta]
-        if missing:
-            raise ValueError(f"{here}: nbgrader metadata lacks {missing}.")
-        if meta["schema_version"] != 3:
-            raise ValueError(f"{here}: nbgrader schema_version must be 3.")
-        if not meta["grade_id"]:
-            raise ValueError(f"{here}: grade_id is empty.")
-        if (
-            cell["cell_type"] == "markdown"
-            and not meta.get("task")
-            and bool(meta["grade"]) != bool(meta["solution"])
-        ):
-            raise ValueError(f"{here}: a graded markdown answer must be grade and solution both.")
-        if meta["grade_id"] in seen:
-            raise ValueError(f"{here}: grade_id {meta['grade_id']!r} is used twice.")
-        seen.add(meta["grade_id"])
-        if meta["grade"] and not meta.get("points", 0) > 0:
-            raise ValueError(f"{here}: a graded cell needs points > 0.")
+def assignment_id(solution_path):
+    """The nbgrader assignment of a solution notebook: its file name without ``.ipynb``."""
+    return pathlib.Path(solution_path).stem
 
 
 # -- which starter cells reach a stub ------------------------------------------------------------
@@ -161,7 +124,7 @@ def _stores(tree):
     return names
 
 
-def _tag_raising_cells(nb, where):
+def tag_raising_cells(nb, where="notebook"):
     """Tag the code cells that raise the stub's NotImplementedError; reject NameError layouts."""
     stubbed = set()  # functions and classes whose call reaches a stub
     unassigned = {}  # name -> index of the raising cell that should have assigned it
@@ -208,48 +171,43 @@ def _tag_raising_cells(nb, where):
 
 
 # -- release ------------------------------------------------------------------------------------
-def release_notebook(nb, where="notebook"):
-    """Return the starter version of the solution notebook ``nb`` (a dict; not modified).
+def generate_assignment(solution_path, course_root, *, exchange=None, database=False):
+    """Run nbgrader's ``generate_assignment`` on one solution notebook in ``course_root``.
 
-    Parameters
-    ----------
-    nb : dict
-        A notebook in nbformat 4 JSON form (e.g. from ``json.load``).
-    where : str
-        Name used in error messages.
+    The notebook is copied to ``source/<id>/<id>.ipynb`` (``<id>`` its file stem) and nbgrader
+    writes ``release/<id>/<id>.ipynb``. With ``database=True`` the assignment and its cells are
+    recorded in the gradebook ``course_root/gradebook.db`` (needed to autograde); nbgrader's
+    gradebook runs the ``alembic`` command, so its environment's ``bin`` must be on ``PATH``.
 
-    Raises
-    ------
-    ValueError
-        On unbalanced markers, markers in cells whose nbgrader metadata does not allow them,
-        duplicate ``grade_id``\\ s, or a starter layout that would fail with ``NameError``.
+    Returns
+    -------
+    pathlib.Path
+        The released notebook, exactly as nbgrader wrote it.
     """
-    _check_metadata(nb, where)
-    out = copy.deepcopy(nb)
-    for index, cell in enumerate(out["cells"]):
-        here = f"{where}, cell {index}"
-        lines = cell["source"].split("\n")
-        meta = _nbgrader(cell)
-        if meta.get("solution"):
-            stub = CODE_STUB if cell["cell_type"] == "code" else TEXT_STUB
-            lines, found = _replace_regions(lines, SOLUTION_BEGIN, SOLUTION_END, stub, here)
-            if not found:  # nbgrader replaces an unmarked solution cell whole
-                lines = stub.split("\n")
-        if meta.get("grade"):
-            lines, _ = _replace_regions(lines, HIDDEN_BEGIN, HIDDEN_END, None, here)
-        cell["source"] = "\n".join(lines).rstrip("\n")
-        if cell["cell_type"] == "code":
-            cell["outputs"] = []
-            cell["execution_count"] = None
-    _tag_raising_cells(out, where)
-    return out
+    solution_path = pathlib.Path(solution_path)
+    course_root = pathlib.Path(course_root)
+    name = assignment_id(solution_path)
+    source = course_root / "source" / name
+    source.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(solution_path, source / f"{name}.ipynb")
+    api = _nbgrader_api(course_root, exchange, database=database)
+    result = api.generate_assignment(name)
+    if not result["success"]:
+        raise RuntimeError(
+            f"nbgrader generate_assignment failed on {solution_path}:\n"
+            f"{result.get('error') or result.get('log')}"
+        )
+    return course_root / "release" / name / f"{name}.ipynb"
 
 
-def _read(path):
+def starter_text(released_path, where):
+    """The committed form of a released notebook: nbgrader's output, stub cells tagged."""
     import nbformat
 
-    nb = nbformat.read(path, as_version=4)
-    return nbformat.from_dict(nb)
+    nb = nbformat.read(released_path, as_version=4)
+    tag_raising_cells(nb, where)
+    nbformat.validate(nb)
+    return nbformat.writes(nb) + "\n"
 
 
 def release(source="book/homework/solutions", dest="book/homework", *, check=False):
@@ -266,37 +224,26 @@ def release(source="book/homework/solutions", dest="book/homework", *, check=Fal
     -------
     list of pathlib.Path
         The starters written (``check=False``) or the ones that are out of date (``check=True``).
-    """
-    import nbformat
 
+    Raises
+    ------
+    NbgraderMissing
+        When nbgrader is not installed.
+    """
     source, dest = pathlib.Path(source), pathlib.Path(dest)
     solutions = sorted(source.glob("*.ipynb"))
     if not solutions:
         raise FileNotFoundError(f"no solution notebooks (*.ipynb) in {source}")
     changed = []
-    for path in solutions:
-        nb = _read(path)
-        starter = nbformat.from_dict(release_notebook(nb, where=str(path)))
-        nbformat.validate(starter)
-        text = nbformat.writes(starter) + "\n"
-        target = dest / starter_name(path)
-        old = target.read_text(encoding="utf-8") if target.exists() else None
-        if old != text:
-            changed.append(target)
-            if not check:
-                dest.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="kernelcourse-release-") as tmp:
+        for path in solutions:
+            released = generate_assignment(path, pathlib.Path(tmp) / "course")
+            text = starter_text(released, where=str(path))
+            target = dest / starter_name(path)
+            old = target.read_text(encoding="utf-8") if target.exists() else None
+            if old != text:
+                changed.append(target)
+                if not check:
+                    dest.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text, encoding="utf-8")
     return changed
-
-
-def region_lines(source):
-    """Every line inside the solution and hidden-test regions of ``source``."""
-    hidden, inside = [], False
-    pattern = re.compile(r"^\s*###\s+(BEGIN|END)\s+(SOLUTION|HIDDEN TESTS)\s*$")
-    for line in source.splitlines():
-        match = pattern.match(line)
-        if match:
-            inside = match.group(1) == "BEGIN"
-        elif inside:
-            hidden.append(line)
-    return hidden

@@ -1,10 +1,14 @@
 """Self-checks students run on their own functions: ``check.hw1.q2(my_fn)``.
 
-Each check calls the student's function on fresh random inputs (pass ``seed=`` to repeat a run),
-compares with a reference (:mod:`kernelcourse.kernels`, :mod:`kernelcourse.features`,
-:mod:`kernelcourse.bounds`, :mod:`kernelcourse.svm`, or the
-formulas in :mod:`kernelcourse.homework._reference`), and prints one line per test:
-``[pass]`` or ``[FAIL]`` with what differed and a hint.
+Each check calls the student's function on fresh random inputs (pass ``seed=`` to repeat a run)
+and tests properties that only a correct answer has: an optimality condition (a vanishing
+gradient, the KKT conditions), agreement of two forms of one quantity, an invariance, a
+distribution, or rounded summaries of the expected output for a fixed seeded input. No check
+holds a solution. While the student's function runs, calls into ``kernelcourse`` itself (and
+into library routines that would answer the question in one call) are recorded, and such a
+function fails: the package is there to compare with, outside the function.
+
+Each check prints one line per test, ``[pass]`` or ``[FAIL]`` with what differed and a hint.
 
 Contract: a check returns ``None`` when every test passed and raises ``AssertionError`` naming the
 failed tests otherwise, so a check in a notebook cell stops the run like an ``assert`` (which is
@@ -12,6 +16,6 @@ also how nbgrader's autograder counts a failed test cell). A ``NotImplementedErr
 starter stub is passed through unchanged.
 """
 
-from . import hw1, hw2, hw3, hw4, hw5
+from . import hw1, hw2, hw3, hw4, hw5, hw6, hw7
 
-__all__ = ["hw1", "hw2", "hw3", "hw4", "hw5"]
+__all__ = ["hw1", "hw2", "hw3", "hw4", "hw5", "hw6", "hw7"]

@@ -1,10 +1,30 @@
-"""The machinery behind the self-checks: run named tests, print a report, fail loudly."""
+"""The machinery behind the self-checks: run named tests, print a report, fail loudly.
+
+Two rules keep the checks honest without shipping an answer:
+
+* A check verifies a property of the student's result (an optimality condition, agreement of
+  two forms, an invariance, a distribution) or compares it with a :class:`Fingerprint`: a few
+  rounded summaries of the expected output for a fixed seeded input, which reveal no formula.
+* While the student's function runs, :class:`PackageGuard` records every call into
+  ``kernelcourse`` (outside :mod:`kernelcourse.homework`) and into the third-party routines
+  that would answer the question (e.g. ``sklearn.svm`` for SMO). A function that lets the
+  package do the work fails every test of its check, with a message naming what it called.
+"""
 
 from __future__ import annotations
 
+import math
+import sys
+import threading
+
 import numpy as np
 
-__all__ = ["SelfCheck", "fresh_rng", "close"]
+__all__ = ["SelfCheck", "PackageGuard", "Fingerprint", "fresh_rng", "close"]
+
+#: Code that a student's function may not call while it is being checked.
+PACKAGE = "kernelcourse"
+#: ...except the checks themselves (they hand the student's function callbacks of their own).
+ALLOWED = ("kernelcourse.homework",)
 
 
 def fresh_rng(seed):
@@ -25,10 +45,126 @@ def close(got, want, *, rtol=1e-6, atol=1e-8, what="result"):
     if np.any(err > bound):
         worst = np.unravel_index(np.argmax(err - bound), err.shape)
         raise AssertionError(
-            f"{what} differs from the reference: largest error {float(err.max()):.3g} "
+            f"{what} differs from the expected value: largest error {float(err.max()):.3g} "
             f"(at index {tuple(int(i) for i in worst)}: got {float(got[worst]):.6g}, "
             f"expected {float(want[worst]):.6g})"
         )
+
+
+class PackageGuard:
+    """Record calls into forbidden modules while a block runs (a ``sys.setprofile`` hook).
+
+    Parameters
+    ----------
+    forbid : tuple of str
+        Module-name prefixes besides ``kernelcourse`` whose Python code may not run inside the
+        block (e.g. ``"sklearn.svm"``).
+    allow : tuple of str
+        Module-name prefixes inside ``kernelcourse`` that may run (e.g. ``"kernelcourse.kernels"``
+        where a question builds on the package's kernels).
+
+    Attributes
+    ----------
+    calls : list of str
+        ``module.function`` of each forbidden call entered from allowed code, in order.
+    """
+
+    def __init__(self, forbid=(), allow=()):
+        self.forbid = (PACKAGE, *forbid)
+        self.allow = (*ALLOWED, *allow)
+        self.calls = []
+        self._verdict = {}  # code object -> forbidden?
+        self._depth = 0
+
+    def _forbidden(self, frame):
+        code = frame.f_code
+        verdict = self._verdict.get(code)
+        if verdict is None:
+            module = frame.f_globals.get("__name__", "") or ""
+            verdict = _matches(module, self.forbid) and not _matches(module, self.allow)
+            self._verdict[code] = verdict
+        return verdict
+
+    def _profile(self, frame, event, arg):
+        if event == "call":
+            if self._forbidden(frame):
+                if self._depth == 0:
+                    module = frame.f_globals.get("__name__", "")
+                    self.calls.append(f"{module}.{frame.f_code.co_qualname}")
+                self._depth += 1
+        elif event == "return" and self._depth and self._forbidden(frame):
+            self._depth -= 1
+
+    def __enter__(self):
+        self._previous = sys.getprofile()
+        sys.setprofile(self._profile)
+        threading.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc):
+        sys.setprofile(self._previous)
+        threading.setprofile(None)
+        return False
+
+
+def _matches(module, prefixes):
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+class Fingerprint:
+    """Rounded summaries of an array: enough to recognise it, too few to reconstruct a formula.
+
+    The summaries are the shape and ``k`` inner products with fixed pseudo-random weights,
+    each kept to ``digits`` significant digits. :meth:`check` accepts an array whose summaries
+    lie within two units of the last stored digit (plus ``atol``), so round-off on another CPU
+    never decides the outcome.
+    """
+
+    def __init__(self, shape, values, *, digits=4, atol=1e-9):
+        self.shape = tuple(shape)
+        self.values = tuple(float(v) for v in values)
+        self.digits = digits
+        self.atol = atol
+
+    @staticmethod
+    def summaries(a, k=3):
+        a = np.asarray(a, dtype=float)
+        weights = np.random.default_rng(20260).uniform(-1, 1, size=(k, a.size))
+        return weights @ a.ravel()
+
+    @classmethod
+    def of(cls, a, *, k=3, digits=4):
+        """The fingerprint of ``a`` (how the stored values are made)."""
+        a = np.asarray(a, dtype=float)
+        values = [_round_sig(v, digits) for v in cls.summaries(a, k)]
+        return cls(a.shape, values, digits=digits)
+
+    def __repr__(self):
+        values = ", ".join(f"{v:.{self.digits}g}" for v in self.values)
+        return f"Fingerprint({self.shape}, [{values}], digits={self.digits})"
+
+    def check(self, got, what="result"):
+        got = np.asarray(got, dtype=float)
+        if got.shape != self.shape:
+            raise AssertionError(f"{what} has shape {got.shape}, expected {self.shape}")
+        if not np.all(np.isfinite(got)):
+            raise AssertionError(f"{what} contains NaN or infinity")
+        for v, want in zip(self.summaries(got, len(self.values)), self.values, strict=True):
+            unit = 10.0 ** (_exponent(want) - self.digits + 1) if want else 0.0
+            if abs(v - want) > 2 * unit + self.atol:
+                raise AssertionError(
+                    f"{what} differs from the expected values for this fixed input "
+                    f"(a weighted sum of its entries is {v:.{self.digits + 2}g}, expected "
+                    f"{want:.{self.digits}g})"
+                )
+
+
+def _exponent(v):
+    return math.floor(math.log10(abs(v)))
+
+
+def _round_sig(v, digits):
+    return 0.0 if v == 0 else round(float(v), digits - 1 - _exponent(v))
 
 
 class SelfCheck:
@@ -38,16 +174,43 @@ class SelfCheck:
     any other exception) marks the test failed and its message is shown with the hint. A
     ``NotImplementedError`` is not caught: the student's function is still a stub, and the
     notebook cell should stop there.
+
+    Call the student's function through :attr:`fn`: it runs under a :class:`PackageGuard` and
+    raises ``AssertionError`` when the function called the package's own implementation.
+
+    Parameters
+    ----------
+    label : str
+        ``"hw1.q2"``.
+    student_fn : callable
+    forbid, allow : tuple of str
+        Passed to :class:`PackageGuard`.
     """
 
-    def __init__(self, label, student_fn):
+    def __init__(self, label, student_fn, *, forbid=(), allow=()):
         if not callable(student_fn):
             raise TypeError(
                 f"{label} checks a function: pass the function itself (no parentheses), got "
                 f"{type(student_fn).__name__}."
             )
         self.label = label
+        self.student_fn = student_fn
+        self.forbid = forbid
+        self.allow = allow
         self.results = []  # (description, ok, message, hint)
+
+    def fn(self, *args, **kwargs):
+        """Call the student's function under the guard."""
+        guard = PackageGuard(self.forbid, self.allow)
+        with guard:
+            out = self.student_fn(*args, **kwargs)
+        if guard.calls:
+            raise AssertionError(
+                f"your function calls {guard.calls[0]}: this question asks you to implement that "
+                "yourself (kernelcourse and library solvers are for comparing, outside your "
+                "function)"
+            )
+        return out
 
     def test(self, description, hint):
         def run(fn):

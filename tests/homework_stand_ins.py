@@ -1,0 +1,272 @@
+"""Run every graded self-check with calls into the installed package standing in for the student.
+
+Used by tests/test_homework_package.py in a fresh interpreter whose ``kernelcourse`` is a wheel
+installed in a temporary folder. Prints one JSON object: for each graded stub, whether each
+stand-in failed its check (it must) and, for the stand-ins marked exact, whether it passes once
+the guard is switched off (proving that the guard, not a wrong answer, makes it fail).
+"""
+
+import contextlib
+import io
+import json
+import math
+import sys
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+import kernelcourse
+from kernelcourse import bounds, features, kernels, ridge, scale, sgd, spectral, svm
+from kernelcourse.homework import check
+from kernelcourse.homework.check import _core
+
+
+def _seed(rng):
+    return int(rng.integers(2**31))
+
+
+class _FixedGrids(np.random.RandomState):
+    """A RandomState that hands RandomBinningFeatures the grids the check chose."""
+
+    def __init__(self, pitches, shifts):
+        super().__init__(0)
+        self._pitches, self._shifts = pitches, shifts
+
+    def gamma(self, shape, scale=1.0, size=None):
+        return np.array(self._pitches, dtype=float)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        return np.array(self._shifts, dtype=float) / self._pitches
+
+
+class _Transformer(TransformerMixin, BaseEstimator):
+    """The check's feature map ψ as a fitted scikit-learn transformer."""
+
+    def __init__(self, psi=None):
+        self.psi = psi
+
+    def fit(self, X=None, y=None):
+        self.fitted_ = True
+        return self
+
+    def transform(self, X):
+        return self.psi(X)
+
+
+def _svc(K, y, C):
+    fitted = svm.KernelSVC(kernel="precomputed", C=C, tol=1e-8).fit(K, y)
+    alpha = np.zeros(len(y))
+    alpha[fitted.support_] = np.abs(fitted.dual_coef_[0])
+    return alpha, float(fitted.intercept_[0])
+
+
+def _touch():
+    """One call into the package, for stubs that have no public equivalent there."""
+    kernels.Linear()
+
+
+def _product_features(F1, F2):
+    _touch()
+    return (F1[:, :, None] * F2[:, None, :]).reshape(len(F1), -1)
+
+
+def _dual_objective(alpha, K, y):
+    _touch()
+    v = alpha * y
+    return float(alpha.sum() - 0.5 * v @ K @ v)
+
+
+def _smo_step(alpha, K, y, C, i, j):
+    _touch()
+    alpha = np.array(alpha, dtype=float)
+    g = 1.0 - y * (K @ (alpha * y))
+    t = (y[i] * g[i] - y[j] * g[j]) / max(K[i, i] + K[j, j] - 2 * K[i, j], 1e-12)
+    lo_i, hi_i = sorted((-alpha[i] * y[i], (C - alpha[i]) * y[i]))
+    lo_j, hi_j = sorted((alpha[j] * y[j], (alpha[j] - C) * y[j]))
+    t = min(max(t, lo_i, lo_j), hi_i, hi_j)
+    alpha[i] += y[i] * t
+    alpha[j] -= y[j] * t
+    return np.clip(alpha, 0.0, C)
+
+
+def _nystroem(K_nm, K_mm, r):
+    # the package's Nyström transformer on the landmark Gram matrix as a "precomputed" kernel
+    # is not exposed; its rank-r inverse square root does the same job
+    from kernelcourse.features.nystroem import _pinv_sqrt
+
+    return K_nm @ _pinv_sqrt(K_mm, r, 1e-12)[1]
+
+
+def _relative_error(K, Z):
+    _touch()
+    return float(np.linalg.norm(K - Z @ Z.T, 2) / np.linalg.norm(K, 2))
+
+
+def _ridge_cg(Z, y, lam, n_iter):
+    n = Z.shape[0]
+    w, _ = scale.conjugate_gradient(
+        lambda v: Z.T @ (Z @ v) + lam * n * v, Z.T @ y, maxiter=n_iter, tol=0.0
+    )
+    return w
+
+
+def _sgd_stream(chunks, psi, w, step_size):
+    w = np.array(w, dtype=float)
+    for X_block, y_block in chunks:
+        result = sgd.sgd_approx_cached_features(
+            X_block,
+            y_block,
+            _Transformer(psi).fit(),
+            order=np.arange(len(X_block)),
+            step_size=step_size,
+        )
+        w = w + result.coef
+    return w
+
+
+def _ridge_stream(chunks, psi, lam):
+    model = scale.StreamingFeatureRidge(features=_Transformer(psi).fit().fit(), lam=lam)
+    for X_block, y_block in chunks:
+        model.partial_fit(X_block, y_block)
+    return model.coef_
+
+
+def _falkon_classify(X_train, y_train, X_test):
+    model = scale.NystroemKRRClassifier(gamma=0.1, lam=1e-6, n_centers=200, maxiter=5)
+    return model.fit(X_train, y_train).predict(X_test)
+
+
+# (homework, question) -> [(name, stand-in, exact)]: exact stand-ins compute the right answer.
+STAND_INS = {
+    ("hw1", "q1"): [("kernels.is_psd", lambda K, tol=1e-10: kernels.is_psd(K), True)],
+    ("hw1", "q2"): [
+        (
+            "kernels.Polynomial.feature_map",
+            lambda X: kernels.Polynomial(degree=2, gamma=1.0, coef0=1.0).feature_map(X),
+            True,
+        )
+    ],
+    ("hw1", "q3"): [("tensor products (touches kernels)", _product_features, True)],
+    ("hw2", "q1"): [
+        (
+            "ridge.RidgeRegression",
+            lambda P, y, lam: ridge.RidgeRegression(lam=lam, fit_intercept=False).fit(P, y).coef_,
+            True,
+        )
+    ],
+    ("hw2", "q2"): [
+        (
+            "ridge.solve_regularized_psd",
+            lambda P, y, lam: P.T @ ridge.solve_regularized_psd(P @ P.T, y, lam),
+            True,
+        )
+    ],
+    ("hw2", "q4"): [
+        (
+            "ridge.solve_regularized_psd",
+            lambda K, y, lam, Kt: Kt @ ridge.solve_regularized_psd(K, y, lam),
+            True,
+        )
+    ],
+    ("hw3", "q2"): [
+        (
+            "spectral.CauchyProductMeasure.sample",
+            lambda d, D, g, rng: spectral.CauchyProductMeasure(g).sample(
+                D, d, random_state=_seed(rng)
+            ),
+            True,
+        )
+    ],
+    ("hw3", "q3"): [
+        (
+            "features.fourier_features",
+            lambda X, O, b: features.fourier_features(X, O.T, b, math.sqrt(2 / len(b)), exact=True),
+            True,
+        )
+    ],
+    ("hw3", "q4"): [("bounds.hoeffding_features", bounds.hoeffding_features, True)],
+    ("hw4", "q1"): [("dual objective (touches kernels)", _dual_objective, True)],
+    ("hw4", "q2"): [("SMO step (touches kernels)", _smo_step, True)],
+    ("hw4", "q3"): [("svm.KernelSVC", lambda K, y, C: _svc(K, y, C)[0], True)],
+    ("hw4", "q4"): [("svm.KernelSVC", lambda a, K, y, C: _svc(K, y, C)[1], False)],
+    ("hw5", "q1"): [("features.nystroem (rank-r inverse square root)", _nystroem, False)],
+    ("hw5", "q2"): [
+        (
+            "features.RandomFourierFeatures",
+            lambda X, D, g, rng: (
+                features.RandomFourierFeatures(gamma=g, n_components=D, random_state=_seed(rng))
+                .fit(X)
+                .transform(X)
+            ),
+            True,
+        )
+    ],
+    ("hw5", "q3"): [("relative error (touches kernels)", _relative_error, True)],
+    ("hw6", "q1"): [
+        (
+            "features.RandomBinningFeatures",
+            lambda d, P, g, rng: (lambda f: (f.pitches_, f.shifts_))(
+                features.RandomBinningFeatures(gamma=g, n_grids=P, random_state=_seed(rng)).fit(
+                    np.zeros((1, d))
+                )
+            ),
+            True,
+        )
+    ],
+    ("hw6", "q2"): [
+        (
+            "features.RandomBinningFeatures",
+            lambda X, pitches, shifts: features.RandomBinningFeatures(
+                gamma=1.0, n_grids=len(pitches), random_state=_FixedGrids(pitches, shifts)
+            ).fit_transform(X),
+            True,
+        )
+    ],
+    ("hw6", "q3"): [("scale.conjugate_gradient", _ridge_cg, True)],
+    ("hw6", "q4"): [("scale.NystroemKRRClassifier", _falkon_classify, False)],
+    ("hw7", "q1"): [("sgd.sgd_approx_cached_features", _sgd_stream, False)],
+    ("hw7", "q2"): [("scale.StreamingFeatureRidge", _ridge_stream, False)],
+}
+
+
+class _NoGuard(_core.PackageGuard):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _passes(fn, check_fn):
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        try:
+            check_fn(fn, seed=0)
+        except AssertionError:
+            return False, out.getvalue()
+    return True, out.getvalue()
+
+
+def main():
+    report = {"package": kernelcourse.__file__, "results": []}
+    for (hw, q), stand_ins in STAND_INS.items():
+        check_fn = getattr(getattr(check, hw), q)
+        for name, fn, exact in stand_ins:
+            passed, out = _passes(fn, check_fn)
+            entry = {
+                "check": f"{hw}.{q}",
+                "stand_in": name,
+                "passed_with_guard": passed,
+                "guard_named_it": "your function calls kernelcourse." in out,
+            }
+            if exact:
+                _core.PackageGuard, saved = _NoGuard, _core.PackageGuard
+                try:
+                    entry["passed_without_guard"], entry["output"] = _passes(fn, check_fn)
+                finally:
+                    _core.PackageGuard = saved
+            report["results"].append(entry)
+    json.dump(report, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

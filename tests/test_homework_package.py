@@ -1,0 +1,87 @@
+"""A wheel of the package gives a student nothing that passes a graded check in their place.
+
+The wheel is built from a copy of the sources, installed into a temporary folder, and
+tests/homework_stand_ins.py runs there in a fresh interpreter (the checkout is not on its path):
+for every graded stub, the best stand-ins from the installed package must fail their check, and
+the stand-ins that compute the right answer must pass once the guard is switched off, so it is
+the guard (the check of what the function calls), not a wrong answer, that fails them.
+"""
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SOLUTIONS = sorted((ROOT / "book" / "homework" / "solutions").glob("*.ipynb"))
+CHECK_CALL = re.compile(r"check\.(hw\d)\.(q\d)\(")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(
+        ROOT / "kernelcourse", src / "kernelcourse", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(src)],
+        check=True,
+        timeout=300,
+    )
+    (wheel,) = (tmp / "dist").glob("kernelcourse-*.whl")
+    site = tmp / "site"
+    subprocess.run(
+        [*pip, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+        check=True,
+        timeout=300,
+    )
+    return wheel, site
+
+
+def test_wheel_holds_no_solution(installed):
+    wheel, _ = installed
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.startswith("kernelcourse/homework/check/") for n in names)
+    assert not [n for n in names if n.endswith(".ipynb")]
+    assert not [n for n in names if re.search(r"_?reference|solution", n.split("/")[-1])]
+
+
+def test_no_installed_function_passes_a_graded_check(installed, tmp_path):
+    _, site = installed
+    env = {**os.environ, "PYTHONPATH": str(site), "OMP_NUM_THREADS": "2"}
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "homework_stand_ins.py")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout)
+    assert pathlib.Path(report["package"]).is_relative_to(site)
+    graded = {
+        ".".join(m)
+        for path in SOLUTIONS
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+        if cell["metadata"].get("nbgrader", {}).get("grade")
+        for m in CHECK_CALL.findall("".join(cell["source"]))
+    }
+    assert {r["check"] for r in report["results"]} == graded
+    for r in report["results"]:
+        where = f"{r['check']} with {r['stand_in']}"
+        assert not r["passed_with_guard"], f"{where} passed its check"
+        assert r["guard_named_it"], f"{where} failed, but not because it called the package"
+        if "passed_without_guard" in r:
+            assert r["passed_without_guard"], f"{where} is not a correct answer:\n{r['output']}"

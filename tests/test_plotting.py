@@ -1,0 +1,44 @@
+"""The accuracy–time Pareto figure helper."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from kernelcourse import plotting  # noqa: E402
+
+
+def test_pareto_optimal_keeps_only_undominated_runs():
+    times = [1.0, 2.0, 3.0, 3.0, 10.0]
+    accs = [0.80, 0.90, 0.85, 0.90, 0.97]
+    # run 2 is slower and worse than run 1; run 3 ties run 1 in accuracy but is slower
+    np.testing.assert_array_equal(
+        plotting.pareto_optimal(times, accs), [True, True, False, False, True]
+    )
+    with pytest.raises(ValueError, match="same non-zero length"):
+        plotting.pareto_optimal([1.0], [0.5, 0.6])
+    with pytest.raises(ValueError, match="finite"):
+        plotting.pareto_optimal([1.0, np.nan], [0.5, 0.6])
+
+
+def test_accuracy_time_pareto_draws_runs_front_and_references():
+    runs = [
+        {"method": "a", "accuracy": 0.80, "fit_s": 1.0},
+        {"method": "b", "accuracy": 0.97, "fit_s": 100.0},
+        {"method": "c", "accuracy": 0.85, "fit_s": 300.0},
+        {"method": "failed", "error": "MemoryError"},
+    ]
+    fig, ax = plotting.new_figure()
+    front = plotting.accuracy_time_pareto(
+        ax, runs, labels={"b": "binning"}, references={"R&R binning": 0.978}
+    )
+    np.testing.assert_array_equal(front, [True, True, False])
+    texts = [t.get_text() for t in ax.texts]
+    assert "binning" in texts and "a" in texts and "R&R binning" in texts
+    assert ax.get_xscale() == "log" and "accuracy" in ax.get_ylabel()
+    assert len(ax.get_lines()) == 1 + 3 + 1  # front, three runs, one reference
+    with pytest.raises(ValueError, match="no run"):
+        plotting.accuracy_time_pareto(ax, [{"method": "x"}])
+    matplotlib.pyplot.close(fig)
