@@ -69,20 +69,53 @@ def _check_lam(lam):
     return lam
 
 
-def _row_abs_sums(A, name, block=1024):
-    """Row sums of |A| in blocks of rows (no n × n temporary); raise if A is not finite.
-
-    For symmetric A the largest of them is the 1-norm that LAPACK's condition estimate needs.
-    """
-    sums = np.empty(A.shape[0])
+def _check_finite(A, name, block=1024):
+    """Raise if A holds NaN or infinity, checked in blocks of rows (no n × n temporary).
+    Both triangles: the factorization reads one, and a NaN in the other would go unseen."""
     for start in range(0, A.shape[0], block):
-        sums[start : start + block] = np.abs(A[start : start + block]).sum(axis=1)
-    if not np.isfinite(sums).all():
-        raise ValueError(
-            f"A ({name}) contains NaN or infinity (or entries too large to add up); a "
-            "kernel or Gram matrix must be finite. Check the inputs and the kernel."
+        if not np.isfinite(A[start : start + block]).all():
+            raise ValueError(
+                f"A ({name}) contains NaN or infinity; a kernel or Gram matrix must be "
+                "finite. Check the inputs and the kernel."
+            )
+
+
+def _warn_if_inaccurate(factor, a_diag, lam, x, b, name):
+    r"""Warn when a Cholesky solve may be inaccurate, at O(n) cost in the usual case.
+
+    * :math:`(\max_i L_{ii} / \min_i L_{ii})^2`, a lower bound on the condition number of
+      :math:`A + \lambda I`, beyond 1/ε: no digit of x can be trusted (e.g. collinear columns
+      with λ = 0).
+    * the relative residual :math:`\|(A + \lambda I)x - b\| / \|b\|` above 1e-6 (float64)
+      or 1e-3 (float32). Cholesky is backward stable, so the residual is at most about
+      :math:`n\varepsilon\,\|A + \lambda I\|\,\|x\| / \|b\|` with
+      :math:`\|A + \lambda I\| \le \operatorname{tr}(A) + n\lambda` for PSD A; only when
+      that bound exceeds the limit is the residual measured (one O(n²) product).
+    """
+    c = factor[0]
+    n = c.shape[0]
+    eps = float(np.finfo(c.dtype).eps)
+    limit = 1e-6 if c.dtype == np.float64 else 1e-3
+    pivots = np.abs(c.diagonal()).astype(np.float64)
+    cond_low = (pivots.max() / pivots.min()) ** 2 if pivots.min() > 0 else np.inf
+    X, B = x.reshape(n, -1), b.reshape(n, -1)
+    bn = np.linalg.norm(B, axis=0)
+    growth = float(np.max(np.linalg.norm(X, axis=0) / np.where(bn > 0, bn, 1.0)))
+    bound = n * eps * (float(a_diag.astype(np.float64).sum()) + n * lam) * growth
+    residual = _relative_residual(factor, a_diag, lam, x, b) if bound > limit else None
+    if cond_low * eps > 1 or (residual is not None and not residual <= limit):
+        measured = (
+            f"relative residual ‖({name} + λI)x − b‖/‖b‖ = {residual:.3g}"
+            if residual is not None
+            else "a residual below its bound"
         )
-    return sums
+        warnings.warn(
+            f"{name} + λI is ill-conditioned: condition number >= {cond_low:.3g} (from the "
+            f"Cholesky pivots) and {measured}; the solution may be inaccurate. Increase lam "
+            "(or, for collinear columns, remove them).",
+            linalg.LinAlgWarning,
+            stacklevel=4,
+        )
 
 
 def _relative_residual(factor, a_diag, lam, x, b):
@@ -113,10 +146,10 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     smallest eigenvalue and condition number and returns the least-squares solution instead.
 
     Numerical trouble warns (:class:`scipy.linalg.LinAlgWarning`), naming the quantity: a
-    condition number :math:`\kappa(\mathbf A + \lambda I)` beyond 1/ε (LAPACK's estimate
-    from the factor; e.g. collinear columns with λ = 0), or a relative residual
-    :math:`\|(\mathbf A + \lambda I)x - b\| / \|b\|` above :math:`10^{-6}` (float64) or
-    :math:`10^{-3}` (float32). Both checks cost O(n²), against the O(n³) factorization.
+    condition number beyond 1/ε (a lower bound from the Cholesky pivots; e.g. collinear
+    columns with λ = 0), or a relative residual :math:`\|(\mathbf A + \lambda I)x - b\| /
+    \|b\|` above :math:`10^{-6}` (float64) or :math:`10^{-3}` (float32), measured whenever
+    the backward-error bound of Cholesky allows that much (see :func:`_warn_if_inaccurate`).
 
     Parameters
     ----------
@@ -137,6 +170,12 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
         If A is not square or not finite, b does not match it or is not finite, or λ is
         negative or not finite.
     """
+    return _solve_regularized_psd(A, b, lam, overwrite_a=overwrite_a, name=name)
+
+
+def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_finite=True):
+    """:func:`solve_regularized_psd`; ``check_finite=False`` skips the check of A when the
+    caller has made it (a Gram matrix from :func:`~kernelcourse._validation.finite_gram`)."""
     lam = _check_lam(lam)
     if not isinstance(A, np.ndarray) or A.dtype not in (np.float32, np.float64):
         A = np.array(A, dtype=np.float64)
@@ -153,7 +192,8 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
         )
     if not np.isfinite(b).all():
         raise ValueError("b contains NaN or infinity.")
-    row_sums = _row_abs_sums(A, name)
+    if check_finite:
+        _check_finite(A, name)
     a_diag = A.diagonal().copy()
     backup = None if overwrite_a else A
     M = A if overwrite_a else A.copy()
@@ -168,17 +208,12 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     except linalg.LinAlgError:
         factor = None
     if factor is not None:
-        eps = float(np.finfo(factor[0].dtype).eps)
-        pocon = linalg.get_lapack_funcs("pocon", (factor[0],))
-        rcond, _ = pocon(factor[0], float(row_sums.max()) + lam, uplo="L" if factor[1] else "U")
-        residual = _relative_residual(factor, a_diag, lam, x, b)
-        limit = 1e-6 if factor[0].dtype == np.float64 else 1e-3
-        if rcond < eps or not residual <= limit:
+        if np.isfinite(x).all():
+            _warn_if_inaccurate(factor, a_diag, lam, x, b, name)
+        elif check_finite:  # a finite A, yet x overflows: say so (unchecked callers look)
             warnings.warn(
-                f"{name} + λI is ill-conditioned: condition number ≈ {1 / max(rcond, 1e-300):.3g} "
-                f"(LAPACK's estimate) and relative residual ‖({name} + λI)x − b‖/‖b‖ = "
-                f"{residual:.3g}; the solution may be inaccurate. Increase lam (or, for "
-                "collinear columns, remove them).",
+                f"the solution of ({name} + λI)x = b overflows to infinity or NaN; {name} + λI "
+                "is singular to working precision. Increase lam.",
                 linalg.LinAlgWarning,
                 stacklevel=3,
             )
@@ -188,6 +223,7 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
             f"{name} + λI is not positive definite and was overwritten; refit with "
             "overwrite_a=False to use the least-squares fallback."
         ) from None
+    _check_finite(backup, name)  # LAPACK's eigensolver may never return on NaN or infinity
     M = backup.astype(np.float64, copy=True)
     M.flat[:: n + 1] += lam
     eigvals = linalg.eigvalsh(M, check_finite=False)
@@ -644,8 +680,12 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         if root is not None:
             y = y * (root if y.ndim == 1 else root[:, None])
 
-        def gram():
-            K = finite_gram(self.kernel_, X)
+        def gram(checked):
+            if checked:
+                K = finite_gram(self.kernel_, X)
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    K = self.kernel_(X)
             if K.dtype != dtype:
                 K = K.astype(dtype)
             if root is not None:
@@ -653,14 +693,23 @@ class KernelRidge(RegressorMixin, BaseEstimator):
                 K *= root[None, :]
             return K
 
-        K = gram()
+        # NaN or infinity in K (inputs too large for the kernel) reaches the Cholesky pivots
+        # or α, so the full check of K runs only when the factorization fails or α is not
+        # finite, and then names the kernel.
+        K = gram(checked=False)
         # Only the kernel object path can return a non-owned or read-only array; copy then.
         overwrite = K.flags.writeable and K.flags.owndata
         try:
-            alpha = solve_regularized_psd(K, y, float(self.lam), overwrite_a=overwrite, name="K")
+            alpha = _solve_regularized_psd(
+                K, y, float(self.lam), overwrite_a=overwrite, name="K", check_finite=False
+            )
+            finite = bool(np.isfinite(alpha).all())
         except linalg.LinAlgError:
-            # The in-place factorization destroyed K; rebuild it for the warned fallback.
-            alpha = solve_regularized_psd(gram(), y, float(self.lam), name="K")
+            finite = False
+        if not finite:
+            # The in-place factorization destroyed K; rebuild it (checked) for the warned
+            # least-squares fallback.
+            alpha = _solve_regularized_psd(gram(checked=True), y, float(self.lam), name="K")
         if root is not None:
             alpha = alpha * (root if alpha.ndim == 1 else root[:, None])
         self.dual_coef_ = alpha

@@ -73,40 +73,39 @@ def _round_to_bits(value, bits):
 
 
 def _reduction_constants(dtype, free_bits):
-    r"""Cody–Waite constants for :math:`r = t - k\,2\pi` in ``dtype``, exact for
+    r"""Cody–Waite constants for :math:`r = t - k\,2\pi` in ``dtype``, accurate for
     :math:`|k| < 2^{\text{free\_bits}}`.
 
-    2π = c₁ + c₂ + c₃ where c₁ and c₂ have ``free_bits`` trailing zero bits, so that k·c₁ and
-    k·c₂ are exact products; t − k·c₁ is then exact (Sterbenz) and r carries only the
-    rounding of the last two subtractions, a few units of round-off whatever t. Beyond that
-    range the fast path hands the row to numpy's cosine (see :func:`_cos_block`).
+    2π ≈ c₁ + c₂ where c₁ has ``free_bits`` trailing zero bits, so that k·c₁ is an exact
+    product and t − k·c₁ is exact (Sterbenz); c₂ is the rest to the dtype's precision, so r
+    carries only the rounding of k·c₂ and of the last subtraction (k·c₂ is below π) and the
+    k·(2π − c₁ − c₂) left out, a few units of round-off in all. Beyond that range the fast path
+    hands the row to numpy's cosine (see :func:`_cos_block`).
 
-    Returns ``(limit, 1/2π, c₁, c₂, c₃)``: the exact reduction covers :math:`|t| \le`
-    ``limit``.
+    Returns ``(limit, 1/2π, c₁, c₂)``: the reduction covers :math:`|t| \le` ``limit``.
     """
     bits = np.finfo(dtype).nmant + 1
     c1 = _round_to_bits(_TWO_PI_EXACT, bits - free_bits)
-    c2 = _round_to_bits(_TWO_PI_EXACT - c1, bits - free_bits)
-    c3 = _round_to_bits(_TWO_PI_EXACT - c1 - c2, bits)
+    c2 = _round_to_bits(_TWO_PI_EXACT - c1, bits)
     # Two periods of margin, so that k = rint(t / 2π) stays below 2^free_bits after rounding.
     limit = (2**free_bits - 2) * _TWO_PI
-    return tuple(dtype.type(float(c)) for c in (limit, 1 / _TWO_PI_EXACT, c1, c2, c3))
+    return tuple(dtype.type(float(c)) for c in (limit, 1 / _TWO_PI_EXACT, c1, c2))
 
 
-# 2^12 periods (|t| < 2.6e4) in float32 and 2^26 (|t| < 4.2e8) in float64: within these the
-# products k·c₁ and k·c₂ fit the mantissa and t − k·c₁ stays below 3π.
+# 2^10 periods (|t| < 6.4e3) in float32 and 2^26 (|t| < 4.2e8) in float64: within these k·c₁
+# fits the mantissa and the left-out k·(2π − c₁ − c₂) stays below round-off.
 _REDUCTION_CONSTANTS = {
-    np.dtype(np.float32): _reduction_constants(np.dtype(np.float32), 12),
+    np.dtype(np.float32): _reduction_constants(np.dtype(np.float32), 10),
     np.dtype(np.float64): _reduction_constants(np.dtype(np.float64), 26),
 }
 
 
-# No "reassoc" among the fast-math flags: it could fold the three-part reduction into one.
+# No "reassoc" among the fast-math flags: it could fold the two-part reduction into one.
 @njit(nogil=True, cache=True, fastmath={"contract", "afn", "arcp", "nsz"})
-def _scaled_cos(out, scale, coef, inv_two_pi, c1, c2, c3, skip):
+def _scaled_cos(out, scale, coef, inv_two_pi, c1, c2, skip):
     """``out[i, j] ← scale[j] · cos(out[i, j])`` in place for the rows i with ``skip[i]``
-    False: reduce t to r ∈ [−π, π] by r = t − k·2π with k = round(t / 2π) (three-part
-    Cody–Waite, exact while |t| is within the range of :func:`_reduction_constants`), then
+    False: reduce t to r ∈ [−π, π] by r = t − k·2π with k = round(t / 2π) (two-part
+    Cody–Waite, accurate while |t| is within the range of :func:`_reduction_constants`), then
     cos r = p(r²) by Horner's rule."""
     n, D = out.shape
     for i in range(n):
@@ -116,7 +115,7 @@ def _scaled_cos(out, scale, coef, inv_two_pi, c1, c2, c3, skip):
         for j in range(D):
             t = row[j]
             k = np.rint(t * inv_two_pi)
-            r = ((t - k * c1) - k * c2) - k * c3
+            r = (t - k * c1) - k * c2
             u = r * r
             p = coef[0]
             for m in range(1, len(coef)):
@@ -202,7 +201,7 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     compiled pass release the GIL). This is the kernel of
     :meth:`RandomFourierFeatures.transform`. The cosine is an exact range reduction followed
     by a polynomial (see :func:`_cosine_coefficients`), which agrees with ``np.cos`` to a few
-    units of round-off. The reduction is exact while :math:`|t| < 2.6\cdot10^4` in float32
+    units of round-off. The reduction is exact while :math:`|t| < 6.4\cdot10^3` in float32
     and :math:`4.2\cdot10^8` in float64; rows of X that may give a larger argument (bounded
     by :math:`\|x\|\max_j\|\omega_j\| + \max_j|b_j|`, e.g. raw timestamps) are evaluated
     with ``np.cos`` instead, so the result is right for every finite input.
@@ -299,7 +298,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         Evaluate the cosine with numpy's routine. The default reduces the argument to
         [−π, π] exactly and evaluates a polynomial in a compiled pass, equal to numpy's
         cosine to a few units of round-off and several times faster; rows whose arguments
-        are too large for the exact reduction (beyond 2.6e4 in float32, 4.2e8 in float64)
+        are too large for the exact reduction (beyond 6.4e3 in float32, 4.2e8 in float64)
         go to numpy's cosine. An argument that overflows raises a ValueError.
     n_threads : int >= 1 or None, default=None
         Threads sharing the row blocks of :meth:`transform`; None means the CPUs this
