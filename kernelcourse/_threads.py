@@ -9,9 +9,11 @@ one thread per block to avoid oversubscription. Every step releases the GIL.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import numbers
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from threadpoolctl import ThreadpoolController
@@ -33,9 +35,35 @@ def _blas_controller():
     return ThreadpoolController()
 
 
+# BLAS's thread count is one setting for the whole process, so the threads inside
+# single_blas_thread() share one limit: the first to enter sets it, the last to leave restores
+# what the first found. (A limiter per call records the limit another call has just set, and
+# restoring that leaves BLAS on one thread for good.)
+_limit_lock = threading.Lock()
+_limit_users = 0
+_limiter = None
+
+
+@contextlib.contextmanager
 def single_blas_thread():
-    """Context manager limiting BLAS to one thread while it is active."""
-    return _blas_controller().limit(limits=1, user_api="blas")
+    """Context manager limiting BLAS to one thread while it is active.
+
+    Safe to enter from several threads at once and to nest: the limits found before the
+    first entry come back when the last user leaves.
+    """
+    global _limit_users, _limiter
+    with _limit_lock:
+        if _limit_users == 0:
+            _limiter = _blas_controller().limit(limits=1, user_api="blas")
+        _limit_users += 1
+    try:
+        yield
+    finally:
+        with _limit_lock:
+            _limit_users -= 1
+            if _limit_users == 0:
+                _limiter.restore_original_limits()
+                _limiter = None
 
 
 def for_each_row_block(n, block, work, n_threads=None):

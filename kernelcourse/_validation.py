@@ -6,7 +6,16 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_float_matrix", "check_positive", "check_nonnegative", "check_same_features"]
+__all__ = [
+    "as_float_matrix",
+    "check_positive",
+    "check_nonnegative",
+    "check_same_features",
+    "finite_gram",
+    "as_float_vector",
+    "check_count",
+    "check_fit_input",
+]
 
 
 def as_float_matrix(X, name="X", *, allow_float32=True):
@@ -69,3 +78,99 @@ def check_same_features(X, Y, x_name="X", y_name="Y"):
             f"{y_name} has {Y.shape[1]} features but {x_name} has {X.shape[1]}; "
             "both must describe points of the same space."
         )
+
+
+def finite_gram(kernel, X, Y=None, *, name="X", block=1024):
+    """``kernel(X, Y)``, raising a ValueError that names the kernel if any entry is NaN or
+    infinite (numpy's overflow warnings are silenced: the error says what went wrong).
+
+    Inputs of magnitude beyond about 1e154 overflow a squared distance, and a kernel such as
+    exp(Linear()) overflows far sooner; the solvers behind a Gram matrix must not see that.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = kernel(X) if Y is None else kernel(X, Y)
+    for start in range(0, K.shape[0], block):
+        finite = np.isfinite(K[start : start + block]).all(axis=1)
+        if not finite.all():
+            raise ValueError(
+                f"the Gram matrix of the kernel {kernel!r} on {name} contains NaN or infinity "
+                f"(first in row {start + int(np.argmin(finite))}): the inputs are too large "
+                "in magnitude for this kernel. Rescale them "
+                "(e.g. StandardScaler) or choose a kernel that stays finite."
+            )
+    return K
+
+
+def as_float_vector(y, name="y", n=None):
+    """Return ``y`` as a finite 1-D float64 array (of length ``n`` when given).
+
+    Raises
+    ------
+    TypeError
+        If ``y`` is not numeric (e.g. strings).
+    ValueError
+        If ``y`` is not 1-D (a column vector is accepted), has the wrong length, or holds
+        NaN or infinity.
+    """
+    arr = np.asarray(y)
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name} must be numeric, got non-numeric entries ({err}).") from None
+    if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
+        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real-valued, got complex dtype {arr.dtype}.")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}.")
+    if n is not None and len(arr) != n:
+        raise ValueError(f"{name} has {len(arr)} entries but the data have {n} rows.")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries.")
+    return arr
+
+
+def check_count(value, name, minimum=1):
+    """Return ``value`` as an int after checking it is an integer >= ``minimum`` (no bools)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def _not_ragged(value, name):
+    if isinstance(value, list | tuple):
+        try:
+            np.asarray(value)
+        except ValueError as err:
+            if "inhomogeneous" in str(err) or "sequence" in str(err):
+                raise ValueError(
+                    f"{name} is ragged: its rows have different lengths; every row needs the "
+                    "same number of entries."
+                ) from None
+            raise
+
+
+def check_fit_input(X, y=None, *, regression=False):
+    """Checks run before scikit-learn's ``validate_data``, so that its errors name the
+    argument: a ragged list names X (or y), and a regressor's non-numeric y names y."""
+    _not_ragged(X, "X")
+    if y is None:
+        return
+    _not_ragged(y, "y")
+    if regression:
+        arr = np.asarray(y)
+        if arr.dtype.kind in "USO":
+            try:
+                arr.astype(np.float64)
+            except (TypeError, ValueError):
+                first = arr.ravel()[0] if arr.size else None
+                raise ValueError(
+                    f"y must be numeric for a regressor, got non-numeric values such as "
+                    f"{first!r}; use a classifier for labels."
+                ) from None

@@ -36,6 +36,8 @@ def rademacher_bound(K, c):
     K = as_float_matrix(K, "K", allow_float32=False)
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square Gram matrix, got shape {K.shape}.")
+    if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(K).max()))):
+        raise ValueError("K must be symmetric, as every Gram matrix is.")
     c = check_nonnegative(c, "c")
     trace = float(np.trace(K))
     if trace < 0:
@@ -50,9 +52,12 @@ def _check_probability(delta, name="delta"):
     return delta
 
 
-def _check_count(D, name="D"):
-    if isinstance(D, bool) or not isinstance(D, numbers.Real) or not D >= 1:
-        raise ValueError(f"{name} must be a number of features >= 1, got {D!r}.")
+def _check_count(D, name="D", integer=False):
+    if isinstance(D, bool) or not isinstance(D, numbers.Real) or not 1 <= D < math.inf:
+        what = "an integer" if integer else "a finite number"
+        raise ValueError(f"{name} must be {what} >= 1, got {D!r}.")
+    if integer and D != math.floor(D):
+        raise ValueError(f"{name} must be an integer >= 1 (a dimension), got {D!r}.")
     return float(D)
 
 
@@ -117,7 +122,7 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
         (:meth:`kernelcourse.spectral.SpectralMeasure.second_moment`).
     """
     D, eps = _check_count(D), check_positive(eps, "eps")
-    d = _check_count(d, "d")
+    d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
     return (16.0 * sigma_p * diameter / eps) ** 2 * math.exp(-D * eps * eps / (4.0 * (d + 2)))
 
@@ -130,7 +135,7 @@ def features_needed(eps, delta, d, diameter, sigma_p):
               = O\Big(\frac{d}{\epsilon^2}\ln\frac{\sigma_p d_{\mathcal X}}{\epsilon}\Big).
     """
     eps, delta = check_positive(eps, "eps"), _check_probability(delta)
-    d = _check_count(d, "d")
+    d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
     log_term = math.log((16.0 * sigma_p * diameter / eps) ** 2 / delta)
     return max(1, math.ceil(4.0 * (d + 2) / eps**2 * log_term))
@@ -141,7 +146,7 @@ def uniform_deviation(D, delta, d, diameter, sigma_p):
     log ε; the bound decreases in ε): with probability at least 1 − δ the sup error over the
     compact set is below this ε."""
     D, delta = _check_count(D), _check_probability(delta)
-    d = _check_count(d, "d")
+    d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
     lo, hi = 1e-12, 1e12
     for _ in range(200):

@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import gzip
 import hashlib
+import http.client
 import io
 import numbers
 import os
@@ -30,6 +31,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -136,7 +138,8 @@ def _check_content(source, raw, where):
     """Return the checked parts, or raise ChecksumError naming the file and the part."""
     try:
         parts = _content_parts(source, raw)
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as err:
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error) as err:
+        # zlib.error: a damaged deflate stream inside an intact gzip header
         raise ChecksumError(f"{where} is not a readable {source.filename}: {err}") from err
     for name, expected in source.content_sha256.items():
         value = parts[name]
@@ -173,18 +176,27 @@ def _download(url, target_dir, timeout=60):
     Raises DataUnavailableError when the server cannot be reached or the transfer ends early.
     """
     target_dir.mkdir(parents=True, exist_ok=True)
+    # A process killed mid-download leaves its .part file behind; remove those first. (The file
+    # of a download running elsewhere may go too: that process reads its open handle, which
+    # survives the unlink.)
+    for stale in target_dir.glob(".download.*.part"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
     fd, tmp = tempfile.mkstemp(dir=target_dir, prefix=".download.", suffix=".part")
     try:
-        with os.fdopen(fd, "wb") as f, urllib.request.urlopen(url, timeout=timeout) as resp:
-            expected = resp.headers.get("Content-Length")
-            shutil.copyfileobj(resp, f, length=2**20)
+        with os.fdopen(fd, "w+b") as f:
+            with urllib.request.urlopen(url, timeout=timeout) as resp:
+                expected = resp.headers.get("Content-Length")
+                shutil.copyfileobj(resp, f, length=2**20)
             size = f.tell()
-        if expected is not None and size != int(expected):
-            raise DataUnavailableError(
-                f"download of {url} was interrupted: got {size} of {expected} bytes."
-            )
-        return pathlib.Path(tmp).read_bytes()
-    except (urllib.error.URLError, OSError, EOFError) as err:
+            if expected is not None and size != int(expected):
+                raise DataUnavailableError(
+                    f"download of {url} was interrupted: got {size} of {expected} bytes."
+                )
+            f.seek(0)
+            return f.read()
+    except (urllib.error.URLError, http.client.HTTPException, OSError, EOFError) as err:
+        # http.client.IncompleteRead: a chunked transfer that ended early
         if isinstance(err, DataUnavailableError):
             raise
         raise DataUnavailableError(f"download of {url} failed: {err}") from err
@@ -348,6 +360,11 @@ COVTYPE_COLUMNS = (
 )  # fmt: skip
 
 
+def _is_count(value):
+    """An integer, numpy's included, but not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
 def _parse_covtype(text):
     """Complete lines of covtype.data (bytes) -> an int64 array of shape (rows, 55)."""
     if not text:
@@ -410,7 +427,8 @@ def _verify_covtype_stream(path):
             for block in iter(lambda: f.read(2**22), b""):
                 digest.update(block)
                 rows += block.count(b"\n")
-    except (OSError, EOFError) as err:
+    except (OSError, EOFError, zlib.error) as err:
+        # zlib.error: a damaged deflate stream inside an intact gzip header
         raise ChecksumError(f"{path} is not a readable {source.filename}: {err}") from err
     if digest.hexdigest() != expected:
         raise ChecksumError(
@@ -471,8 +489,8 @@ def iter_covertype_chunks(
     y : ndarray of shape (m,)
         Cover types 1..7.
     """
-    if not (isinstance(chunk_size, numbers.Integral) and chunk_size >= 1):
-        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}.")
+    if not (_is_count(chunk_size) and chunk_size >= 1):
+        raise ValueError(f"chunk_size must be an integer >= 1 (not a bool), got {chunk_size!r}.")
     if split not in (None, "train", "test"):
         raise ValueError(f"split must be None, 'train' or 'test', got {split!r}.")
     if not isinstance(standardize, bool):
@@ -480,8 +498,8 @@ def iter_covertype_chunks(
     path = _covtype_path(data_home, download)
     n = _verify_covtype_stream(path)
     if split is not None or standardize:
-        if not (isinstance(n_test, numbers.Integral) and 0 <= n_test < n):
-            raise ValueError(f"n_test must be an integer in [0, {n}), got {n_test!r}.")
+        if not (_is_count(n_test) and 0 <= n_test < n):
+            raise ValueError(f"n_test must be an integer in [0, {n}) (not a bool), got {n_test!r}.")
         is_test = _covertype_split(n, int(n_test), random_state)
     mean, std = np.zeros(10), np.ones(10)
     if standardize:
@@ -548,14 +566,20 @@ def load_covertype(*, n_train=40_000, n_test=10_000, random_state=0, data_home=N
     Bunch
         ``X_train, y_train, X_test, y_test`` (labels 1..7) and ``feature_names``.
     """
+    if not _is_count(n_test):
+        raise ValueError(f"n_test must be an integer (not a bool), got {n_test!r}.")
+    if n_train is not None and not _is_count(n_train):
+        raise ValueError(f"n_train must be None or an integer (not a bool), got {n_train!r}.")
     X, y = load_covertype_full(data_home=data_home, download=download)
     n = len(X)
-    if not (isinstance(n_test, int) and 0 <= n_test < n):
+    if not 0 <= n_test < n:
         raise ValueError(f"n_test must be an integer in [0, {n}), got {n_test!r}.")
-    if n_train is not None and not (isinstance(n_train, int) and 0 < n_train <= n - n_test):
+    n_test = int(n_test)
+    if n_train is not None and not 0 < n_train <= n - n_test:
         raise ValueError(
             f"n_train must be None or an integer in [1, {n - n_test}], got {n_train!r}."
         )
+    n_train = None if n_train is None else int(n_train)
     order = np.random.default_rng(random_state).permutation(n)
     test = order[:n_test]
     train = order[n_test:] if n_train is None else order[n_test : n_test + n_train]

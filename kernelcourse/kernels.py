@@ -70,6 +70,9 @@ class Kernel:
 
     #: True when K(x, y) depends on x - y only, so Bochner's theorem applies (lecture 001).
     shift_invariant = False
+    #: What the kernel compares: "vectors" (rows of a numeric array) or "strings"; the
+    #: construction rules only combine kernels on the same inputs.
+    domain = "vectors"
 
     # -- evaluation ---------------------------------------------------------------------------
     def __call__(self, X, Y=None):
@@ -123,8 +126,16 @@ class Kernel:
         return np.array([self._gram(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(len(X))])
 
     # -- construction rules (lecture 000) -----------------------------------------------------
+    def _check_domain(self, other, op):
+        if other.domain != self.domain:
+            raise TypeError(
+                f"cannot form {self!r} {op} {other!r}: the first compares {self.domain}, the "
+                f"second {other.domain}, so no input fits both."
+            )
+
     def __add__(self, other):
         if isinstance(other, Kernel):
+            self._check_domain(other, "+")
             return Sum(self, other)
         if _is_scalar(other):
             return Sum(self, Constant(other))
@@ -134,6 +145,7 @@ class Kernel:
 
     def __mul__(self, other):
         if isinstance(other, Kernel):
+            self._check_domain(other, "*")
             return Product(self, other)
         if _is_scalar(other):
             return Scaled(other, self)
@@ -349,6 +361,12 @@ class Polynomial(Kernel):
         Scale γ of the inner product.
     coef0 : float >= 0
         Offset :math:`c_0`; it must be non-negative for the kernel to be PSD.
+
+    Notes
+    -----
+    The default degree is 2 (the lectures' quadratic examples), not scikit-learn's 3; its
+    ``coef0`` default is 1 like scikit-learn's ``polynomial_kernel`` (``SVC`` uses 0). A
+    named "polynomial" kernel in the estimators takes γ = 1 / n_features by default.
     """
 
     def __init__(self, degree=2, gamma=1.0, coef0=1.0):

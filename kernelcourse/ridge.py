@@ -29,11 +29,12 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _array_api, devices
 from ._array_api import namespace_of
 from ._threads import single_blas_thread
+from ._validation import check_fit_input, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
 
@@ -58,6 +59,84 @@ def _cho_factor(M):
     return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
 
 
+def _check_lam(lam):
+    """λ as a float: a finite real number >= 0 (TypeError/ValueError naming ``lam``)."""
+    if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
+        raise TypeError(f"lam must be a real number >= 0, got {lam!r}.")
+    lam = float(lam)
+    if not np.isfinite(lam) or lam < 0:
+        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}.")
+    return lam
+
+
+def _check_finite(A, name, block=1024):
+    """Raise if A holds NaN or infinity, checked in blocks of rows (no n × n temporary).
+    Both triangles: the factorization reads one, and a NaN in the other would go unseen."""
+    for start in range(0, A.shape[0], block):
+        if not np.isfinite(A[start : start + block]).all():
+            raise ValueError(
+                f"A ({name}) contains NaN or infinity; a kernel or Gram matrix must be "
+                "finite. Check the inputs and the kernel."
+            )
+
+
+def _warn_if_inaccurate(factor, a_diag, lam, x, b, name):
+    r"""Warn when a Cholesky solve may be inaccurate, at O(n) cost in the usual case.
+
+    * :math:`(\max_i L_{ii} / \min_i L_{ii})^2`, a lower bound on the condition number of
+      :math:`A + \lambda I`, beyond 1/ε: no digit of x can be trusted (e.g. collinear columns
+      with λ = 0).
+    * the relative residual :math:`\|(A + \lambda I)x - b\| / \|b\|` above 1e-6 (float64)
+      or 1e-3 (float32). Cholesky is backward stable, so the residual is at most about
+      :math:`n\varepsilon\,\|A + \lambda I\|\,\|x\| / \|b\|` with
+      :math:`\|A + \lambda I\| \le \operatorname{tr}(A) + n\lambda` for PSD A; only when
+      that bound exceeds the limit is the residual measured (one O(n²) product).
+    """
+    c = factor[0]
+    n = c.shape[0]
+    eps = float(np.finfo(c.dtype).eps)
+    limit = 1e-6 if c.dtype == np.float64 else 1e-3
+    pivots = np.abs(c.diagonal()).astype(np.float64)
+    cond_low = (pivots.max() / pivots.min()) ** 2 if pivots.min() > 0 else np.inf
+    X, B = x.reshape(n, -1), b.reshape(n, -1)
+    bn = np.linalg.norm(B, axis=0)
+    growth = float(np.max(np.linalg.norm(X, axis=0) / np.where(bn > 0, bn, 1.0)))
+    bound = n * eps * (float(a_diag.astype(np.float64).sum()) + n * lam) * growth
+    residual = _relative_residual(factor, a_diag, lam, x, b) if bound > limit else None
+    if cond_low * eps > 1 or (residual is not None and not residual <= limit):
+        measured = (
+            f"relative residual ‖({name} + λI)x − b‖/‖b‖ = {residual:.3g}"
+            if residual is not None
+            else "a residual below its bound"
+        )
+        warnings.warn(
+            f"{name} + λI is ill-conditioned: condition number >= {cond_low:.3g} (from the "
+            f"Cholesky pivots) and {measured}; the solution may be inaccurate. Increase lam "
+            "(or, for collinear columns, remove them).",
+            linalg.LinAlgWarning,
+            stacklevel=4,
+        )
+
+
+def _relative_residual(factor, a_diag, lam, x, b):
+    r"""Relative residual :math:`\max_j \|(A + \lambda I)x_j - b_j\| / \|b_j\|` of a Cholesky
+    solve, from the factor's memory: LAPACK left the other triangle of A untouched, so A's
+    diagonal is swapped in for one symmetric product and the factor's diagonal swapped back."""
+    c, lower = factor
+    X = x.reshape(len(x), -1)
+    B = b.reshape(len(b), -1)
+    l_diag = c.diagonal().copy()
+    np.fill_diagonal(c, a_diag + lam)
+    try:
+        symm = linalg.get_blas_funcs("symm", (c, X))
+        AX = symm(1.0, c, np.asarray(X, dtype=c.dtype, order="F"), lower=int(not lower))
+    finally:
+        np.fill_diagonal(c, l_diag)
+    r = np.linalg.norm(AX - B, axis=0)
+    bn = np.linalg.norm(B, axis=0)
+    return float(np.max(r / np.where(bn > 0, bn, 1.0)))
+
+
 def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     r"""Solve :math:`(\mathbf A + \lambda \mathbf I) x = b` for symmetric PSD A by Cholesky.
 
@@ -66,18 +145,56 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     numerically positive definite (λ = 0 and A singular, or A not PSD) it warns with the
     smallest eigenvalue and condition number and returns the least-squares solution instead.
 
+    Numerical trouble warns (:class:`scipy.linalg.LinAlgWarning`), naming the quantity: a
+    condition number beyond 1/ε (a lower bound from the Cholesky pivots; e.g. collinear
+    columns with λ = 0), or a relative residual :math:`\|(\mathbf A + \lambda I)x - b\| /
+    \|b\|` above :math:`10^{-6}` (float64) or :math:`10^{-3}` (float32), measured whenever
+    the backward-error bound of Cholesky allows that much (see :func:`_warn_if_inaccurate`).
+
     Parameters
     ----------
     A : array of shape (n, n)
+        Symmetric positive semidefinite and finite (only one triangle is read by the
+        factorization, so both are checked for NaN and infinity first).
     b : array of shape (n,) or (n, k)
     lam : float >= 0
         The ridge λ added to the diagonal.
     overwrite_a : bool
         Factor in place.
     name : str
-        Name of A in the warning.
+        Name of A in the warnings and errors.
+
+    Raises
+    ------
+    ValueError
+        If A is not square or not finite, b does not match it or is not finite, or λ is
+        negative or not finite.
     """
+    return _solve_regularized_psd(A, b, lam, overwrite_a=overwrite_a, name=name)
+
+
+def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_finite=True):
+    """:func:`solve_regularized_psd`; ``check_finite=False`` skips the check of A when the
+    caller has made it (a Gram matrix from :func:`~kernelcourse._validation.finite_gram`)."""
+    lam = _check_lam(lam)
+    if not isinstance(A, np.ndarray) or A.dtype not in (np.float32, np.float64):
+        A = np.array(A, dtype=np.float64)
+        overwrite_a = True  # already a private copy
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
+        raise ValueError(f"A ({name}) must be a non-empty square matrix, got shape {A.shape}.")
+    b = np.asarray(b)
+    if b.dtype == object or not np.issubdtype(b.dtype, np.number) or np.iscomplexobj(b):
+        raise TypeError(f"b must be a real numeric array, got dtype {b.dtype}.")
     n = A.shape[0]
+    if b.ndim not in (1, 2) or b.shape[0] != n:
+        raise ValueError(
+            f"b must have shape ({n},) or ({n}, k) to match A ({name}), got shape {b.shape}."
+        )
+    if not np.isfinite(b).all():
+        raise ValueError("b contains NaN or infinity.")
+    if check_finite:
+        _check_finite(A, name)
+    a_diag = A.diagonal().copy()
     backup = None if overwrite_a else A
     M = A if overwrite_a else A.copy()
     M.flat[:: n + 1] += lam
@@ -87,14 +204,26 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
         M = M.T
     try:
         factor = _cho_factor(M)
-        return linalg.cho_solve(factor, b, overwrite_b=False, check_finite=False)
+        x = linalg.cho_solve(factor, b, overwrite_b=False, check_finite=False)
     except linalg.LinAlgError:
-        pass
+        factor = None
+    if factor is not None:
+        if np.isfinite(x).all():
+            _warn_if_inaccurate(factor, a_diag, lam, x, b, name)
+        elif check_finite:  # a finite A, yet x overflows: say so (unchecked callers look)
+            warnings.warn(
+                f"the solution of ({name} + λI)x = b overflows to infinity or NaN; {name} + λI "
+                "is singular to working precision. Increase lam.",
+                linalg.LinAlgWarning,
+                stacklevel=3,
+            )
+        return x
     if backup is None:
         raise linalg.LinAlgError(
             f"{name} + λI is not positive definite and was overwritten; refit with "
             "overwrite_a=False to use the least-squares fallback."
         ) from None
+    _check_finite(backup, name)  # LAPACK's eigensolver may never return on NaN or infinity
     M = backup.astype(np.float64, copy=True)
     M.flat[:: n + 1] += lam
     eigvals = linalg.eigvalsh(M, check_finite=False)
@@ -112,7 +241,61 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     return sol.astype(A.dtype, copy=False)
 
 
-def sparse_ridge_cg(Z, Y, lam, *, fit_intercept=False, tol=1e-4, maxiter=200, warn=True):
+def _check_weights(sample_weight, X):
+    """Non-negative finite sample weights with a positive sum, or None for all ones."""
+    if sample_weight is None:
+        return None
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    except ValueError as err:
+        raise ValueError(f"sample_weight: {err}") from err
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero; at least one sample needs weight > 0.")
+    return sw
+
+
+def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
+    r"""w (d,) or (d, k) and b of weighted ridge regression, in the better-conditioned form.
+
+    Centre with the weighted means (the intercept is not penalised), scale the rows by
+    :math:`\sqrt{s_i}`, then solve the primal :math:`(X^TX + \lambda I)w = X^Ty` (d × d) when
+    d <= n, and otherwise the dual :math:`(XX^T + \lambda I)\alpha = y`, :math:`w = X^T\alpha`
+    (n × n, the push-through identity of lecture 001). With d > n, :math:`X^TX` has rank
+    at most n and :math:`X^TX + \lambda I` a condition number of order
+    :math:`\|X\|^2/\lambda`, so the primal loses every digit as λ → 0; the dual does not.
+    """
+    n, d = X.shape
+    if fit_intercept:
+        x_mean = np.average(X, axis=0, weights=sw)
+        y_mean = np.average(y, axis=0, weights=sw)
+        Xc, yc = X - x_mean, y - y_mean
+    else:
+        x_mean, y_mean = np.zeros(d), np.zeros(y.shape[1:])
+        Xc, yc = X, y
+    root = None
+    if sw is not None:
+        root = np.sqrt(sw)
+        Xc = Xc * root[:, None]
+        yc = yc * (root if yc.ndim == 1 else root[:, None])
+    if d <= n:
+        G = Xc.T @ Xc
+        w = solve_regularized_psd(G, Xc.T @ yc, lam, name=f"{name}ᵀ{name}")
+    else:
+        K = Xc @ Xc.T
+        if fit_intercept:
+            # Centring puts u = √s (the ones vector without weights) in the null space of
+            # XXᵀ, and y is orthogonal to it; adding c·uuᵀ/‖u‖² leaves α unchanged and removes
+            # the near-zero eigenvalue λ that would otherwise ruin the factorization.
+            u = np.ones(n) if root is None else root
+            K += (np.trace(K) / n + 1.0) / (u @ u) * np.outer(u, u)
+        alpha = solve_regularized_psd(K, yc, lam, name=f"{name}{name}ᵀ")
+        w = Xc.T @ alpha
+    return w, y_mean - x_mean @ w
+
+
+def sparse_ridge_cg(
+    Z, Y, lam, *, fit_intercept=False, tol=1e-4, maxiter=200, warn=True, sample_weight=None
+):
     r"""Ridge on sparse features by block-Jacobi-preconditioned conjugate gradients.
 
     Solves :math:`(\mathbf Z^T \mathbf Z + \lambda \mathbf I)\,\mathbf w = \mathbf Z^T
@@ -166,6 +349,12 @@ def sparse_ridge_cg(Z, Y, lam, *, fit_intercept=False, tol=1e-4, maxiter=200, wa
     maxiter : int >= 1, default=200
     warn : bool, default=True
         Warn (``ConvergenceWarning``, naming the residual) when tol is not reached.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights :math:`s_i` on the squared errors: solves
+        :math:`(\mathbf Z^T \mathbf S \mathbf Z + \lambda \mathbf I)\mathbf w =
+        \mathbf Z^T \mathbf S \mathbf y` with :math:`\mathbf S = \operatorname{diag}(s)`
+        (the intercept's row and column weighted alike). The preconditioner stays the exact
+        diagonal: the weighted cell counts :math:`\sum_{i \in \text{cell}} s_i / P`.
 
     Returns
     -------
@@ -196,27 +385,42 @@ def sparse_ridge_cg(Z, Y, lam, *, fit_intercept=False, tol=1e-4, maxiter=200, wa
     n, D = Z.shape
     if len(Y) != n:
         raise ValueError(f"Y has {len(Y)} rows but Z has {n}.")
+    sw = None
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.shape != (n,) or not np.isfinite(sw).all() or (sw < 0).any() or not sw.sum() > 0:
+            raise ValueError(
+                f"sample_weight must be {n} finite non-negative numbers with a positive sum, "
+                f"got shape {sw.shape}."
+            )
     if sp.issparse(Z):
         Z = sp.csr_matrix(Z, dtype=np.float64)
         Zt = Z.T.tocsr()  # Zᵀr as a row-major product: faster than a transposed CSR product
-        rmatvec, col_sq = Zt.__matmul__, np.asarray(Z.multiply(Z).sum(axis=0)).ravel()
+        Zsq = Z.multiply(Z)
+        col_sq = np.asarray(Zsq.sum(axis=0)).ravel() if sw is None else Zsq.T @ sw
+        rmatvec = Zt.__matmul__
     else:  # BinCodes: the cell index of each point in each grid
-        rmatvec, col_sq = Z.rmatvec, Z.column_sq_norms()
+        rmatvec, col_sq = Z.rmatvec, Z.column_sq_norms(sw)
     lam = float(lam)
 
-    def A(V):  # (ZᵀZ + λI) v, with the intercept as the last, unpenalized coordinate
+    def weighted(R):  # S r
+        return R if sw is None else R * sw[:, None]
+
+    def A(V):  # (ZᵀSZ + λI) v, with the intercept as the last, unpenalized coordinate
         if not fit_intercept:
-            return rmatvec(Z @ V) + lam * V
-        r = Z @ V[:D] + V[D]
+            return rmatvec(weighted(Z @ V)) + lam * V
+        r = weighted(Z @ V[:D] + V[D])
         return np.vstack([rmatvec(r) + lam * V[:D], r.sum(axis=0, keepdims=True)])
 
-    # M = blockdiag(Z_pᵀZ_p) + λI = diag(ZᵀZ) + λI; the intercept block is the count n
+    # M = blockdiag(Z_pᵀSZ_p) + λI = diag(ZᵀSZ) + λI; the intercept block is the count n
+    # (the total weight)
     diag = col_sq + lam
     if fit_intercept:
-        diag = np.append(diag, float(n))
-    rhs = rmatvec(Y)
+        diag = np.append(diag, float(n) if sw is None else float(sw.sum()))
+    SY = weighted(Y)
+    rhs = rmatvec(SY)
     if fit_intercept:
-        rhs = np.vstack([rhs, Y.sum(axis=0, keepdims=True)])
+        rhs = np.vstack([rhs, SY.sum(axis=0, keepdims=True)])
     W, history = preconditioned_cg(A, rhs, diag, tol=tol, maxiter=maxiter)
     if warn and history[-1] > tol:
         warnings.warn(
@@ -281,7 +485,13 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
     .. math:: \mathbf w = (\lambda \mathbf I_d + \mathbf X^T \mathbf X)^{-1} \mathbf X^T \mathbf y
 
     solved by Cholesky on the d × d matrix: :math:`O(d^2 n)` to form
-    :math:`\mathbf X^T \mathbf X`, :math:`O(d^3)` to factor it.
+    :math:`\mathbf X^T \mathbf X`, :math:`O(d^3)` to factor it. When there are more features
+    than samples (d > n) it solves the dual :math:`(\mathbf X \mathbf X^T + \lambda
+    \mathbf I_n)\alpha = \mathbf y`, :math:`\mathbf w = \mathbf X^T \alpha` instead (the
+    push-through identity; the same w in exact arithmetic), which stays accurate as λ → 0
+    where the rank-deficient d × d system does not; scikit-learn's ``Ridge`` switches the
+    same way. An ill-conditioned system (e.g. collinear columns with λ = 0) warns with its
+    condition number (see :func:`solve_regularized_psd`).
 
     Intercept handling: with ``fit_intercept=True`` the columns of X and y are centered before
     the solve and the intercept :math:`b = \bar y - \bar x^T \mathbf w` is not penalized (the
@@ -318,28 +528,25 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit w (and b) on the training data.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights :math:`s_i`: minimises
+            :math:`\\sum_i s_i (y_i - w^T x_i - b)^2 + \\lambda\\|w\\|^2`, as scikit-learn's
+            ``Ridge``; an integer weight is the same as repeating the sample.
         """
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
-        if self.fit_intercept:
-            x_mean, y_mean = X.mean(axis=0), y.mean(axis=0)
-            Xc, yc = X - x_mean, y - y_mean
-        else:
-            x_mean, y_mean = np.zeros(X.shape[1]), np.zeros(y.shape[1:])
-            Xc, yc = X, y
-        G = Xc.T @ Xc
-        w = solve_regularized_psd(G, Xc.T @ yc, float(self.lam), overwrite_a=False, name="XᵀX")
+        sw = _check_weights(sample_weight, X)
+        w, intercept = _ridge_solve(X, y, float(self.lam), sw, self.fit_intercept)
         self.coef_ = w.T
-        self.intercept_ = y_mean - x_mean @ w
-        if y.ndim == 1:
-            self.intercept_ = float(self.intercept_)
+        self.intercept_ = float(intercept) if y.ndim == 1 else intercept
         return self
 
     def predict(self, X):
@@ -402,6 +609,13 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         The resolved kernel.
     n_features_in_ : int
 
+    Notes
+    -----
+    Deliberate differences from scikit-learn's ``KernelRidge``: the ridge is called ``lam``
+    (λ of the lectures) rather than ``alpha``; the default kernel is "rbf" (scikit-learn:
+    "linear"); ``kernel="polynomial"`` has degree 2 and :math:`c_0 = 1` by default
+    (scikit-learn: degree 3, coef0 = 1). γ = None means 1 / n_features in both.
+
     References
     ----------
     Lecture 001 (push-through identity), lecture 002 (kernel machines, Rademacher bound);
@@ -430,16 +644,25 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Compute α = (K + λI)⁻¹ y.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights :math:`s_i` on the squared errors, as in scikit-learn's
+            ``KernelRidge``: with :math:`S = \\mathrm{diag}(s)`,
+            :math:`\\alpha = S^{1/2}(S^{1/2} K S^{1/2} + \\lambda I)^{-1} S^{1/2} y`.
         """
         xp = namespace_of(X)
         if xp is not None:  # array-API input: K, its factor and α on X's device
+            if sample_weight is not None:
+                raise ValueError(
+                    "sample_weight is not supported for array-API input; pass numpy arrays "
+                    "to fit with weights."
+                )
             dtype = getattr(xp, self.dtype)
             X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
             self.kernel_ = self._resolve(X.shape[1])
@@ -448,23 +671,48 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             self.X_fit_ = X
             return self
         dtype = np.dtype(self.dtype)
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
         self.kernel_ = self._resolve(X.shape[1])
         y = np.asarray(y, dtype=dtype)
-        K = self.kernel_(X)
-        if K.dtype != dtype:
-            K = K.astype(dtype)
+        sw = _check_weights(sample_weight, X)
+        root = None if sw is None else np.sqrt(sw).astype(dtype)
+        if root is not None:
+            y = y * (root if y.ndim == 1 else root[:, None])
+
+        def gram(checked):
+            if checked:
+                K = finite_gram(self.kernel_, X)
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    K = self.kernel_(X)
+            if K.dtype != dtype:
+                K = K.astype(dtype)
+            if root is not None:
+                K = K * root[:, None]
+                K *= root[None, :]
+            return K
+
+        # NaN or infinity in K (inputs too large for the kernel) reaches the Cholesky pivots
+        # or α, so the full check of K runs only when the factorization fails or α is not
+        # finite, and then names the kernel.
+        K = gram(checked=False)
         # Only the kernel object path can return a non-owned or read-only array; copy then.
         overwrite = K.flags.writeable and K.flags.owndata
         try:
-            self.dual_coef_ = solve_regularized_psd(
-                K, y, float(self.lam), overwrite_a=overwrite, name="K"
+            alpha = _solve_regularized_psd(
+                K, y, float(self.lam), overwrite_a=overwrite, name="K", check_finite=False
             )
+            finite = bool(np.isfinite(alpha).all())
         except linalg.LinAlgError:
-            # The in-place factorization destroyed K; rebuild it for the warned fallback.
-            self.dual_coef_ = solve_regularized_psd(
-                self.kernel_(X).astype(dtype, copy=False), y, float(self.lam), name="K"
-            )
+            finite = False
+        if not finite:
+            # The in-place factorization destroyed K; rebuild it (checked) for the warned
+            # least-squares fallback.
+            alpha = _solve_regularized_psd(gram(checked=True), y, float(self.lam), name="K")
+        if root is not None:
+            alpha = alpha * (root if alpha.ndim == 1 else root[:, None])
+        self.dual_coef_ = alpha
         self.X_fit_ = X
         return self
 
@@ -573,8 +821,18 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         self.maxiter = maxiter
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
-        """Fit the feature map on X, then ridge on Φ(X)."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the feature map on X, then ridge on Φ(X).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights on the squared errors (see :class:`RidgeRegression`); the
+            feature map is fitted without them.
+        """
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(
             self,
             X,
@@ -584,6 +842,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
             dtype=np.float64,
             accept_sparse=self._accepts_sparse(),
         )
+        sw = _check_weights(sample_weight, X)
         Phi = None
         if self.transformer is None:
             self.transformer_ = None
@@ -615,11 +874,14 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                 fit_intercept=self.fit_intercept,
                 tol=self.tol,
                 maxiter=self.maxiter,
+                sample_weight=sw,
             )
             self.ridge_ = None
             self.coef_, self.intercept_ = W.T, b
             return self
-        self.ridge_ = RidgeRegression(lam=self.lam, fit_intercept=self.fit_intercept).fit(Phi, y)
+        self.ridge_ = RidgeRegression(lam=self.lam, fit_intercept=self.fit_intercept).fit(
+            Phi, y, sample_weight=sw
+        )
         self.coef_ = self.ridge_.coef_
         self.intercept_ = self.ridge_.intercept_
         self.history_ = None

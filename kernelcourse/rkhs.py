@@ -366,7 +366,12 @@ def mercer_expansion(
             raise TypeError(f"n_samples must be an integer, got {n_samples!r}.")
         if n_samples < 1:
             raise ValueError(f"n_samples must be >= 1, got {n_samples}.")
-        rng = np.random.default_rng(random_state)
+        try:
+            rng = np.random.default_rng(random_state)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"random_state must be None, an integer or a numpy Generator, got {random_state!r}."
+            ) from err
         points = points_or_sampler(int(n_samples), rng)
         points = np.asarray(points)
         if points.ndim == 1:

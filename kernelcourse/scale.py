@@ -27,6 +27,7 @@ costs :math:`O(n^3)`. This module holds two ways around it.
 from __future__ import annotations
 
 import copy
+import math
 import numbers
 import sys
 import time
@@ -48,10 +49,11 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _array_api, devices
 from ._array_api import namespace_of
+from ._validation import check_fit_input, finite_gram
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .ridge import preconditioned_cg, solve_regularized_psd
@@ -100,13 +102,66 @@ def conjugate_gradient(matvec, b, *, maxiter=20, tol=1e-7, callback=None):
     own step sizes), but all columns share one call of ``matvec`` per iteration, which is what
     matters when one product is a pass over the data.
 
+    Numerical trouble is reported, not hidden: a search direction p with
+    :math:`p^T H p < 0` (beyond round-off) raises, since H is then not positive definite and
+    CG does not apply; and a relative residual still above ``tol`` after ``maxiter``
+    iterations warns (:class:`~sklearn.exceptions.ConvergenceWarning`).
+
+    Parameters
+    ----------
+    matvec : callable
+        ``matvec(V)`` returns H V for an (n, k) array V (k columns at once).
+    b : array-like of shape (n,) or (n, k)
+    maxiter : int >= 1, default=20
+    tol : float >= 0, default=1e-7
+        Stop once the relative residual :math:`\|b - Hx\| / \|b\|` of every column is below.
+    callback : callable or None
+        Called as ``callback(iteration, x, relative_residual)`` after every step.
+
     Returns
     -------
     x : ndarray, shape of ``b``
     history : list of float
         Relative residual :math:`\max_j \|b_j - H x_j\| / \|b_j\|` after each iteration
         (``history[0] = 1`` is the starting point x = 0).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is of the wrong type or out of range (the error names it), or if
+        ``matvec`` returns the wrong shape, NaN or infinity, or shows H is not positive
+        definite.
     """
+    if not callable(matvec):
+        raise TypeError(f"matvec must be a callable returning H @ V, got {matvec!r}.")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be None or callable, got {callback!r}.")
+    if isinstance(maxiter, bool) or not isinstance(maxiter, numbers.Integral) or maxiter < 1:
+        raise ValueError(f"maxiter must be an integer >= 1, got {maxiter!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}.")
+    b_arr = np.asarray(b)
+    if b_arr.dtype == object or not np.issubdtype(b_arr.dtype, np.number):
+        raise TypeError(f"b must be a numeric array, got dtype {b_arr.dtype}.")
+    if np.iscomplexobj(b_arr):
+        raise TypeError(f"b must be real-valued, got dtype {b_arr.dtype}.")
+    if b_arr.ndim not in (1, 2) or b_arr.size == 0:
+        raise ValueError(f"b must be a non-empty array of shape (n,) or (n, k), got {b_arr.shape}.")
+    if not np.isfinite(b_arr).all():
+        raise ValueError("b contains NaN or infinity.")
+    x, history = _conjugate_gradient(matvec, b_arr, int(maxiter), float(tol), callback)
+    if history[-1] > tol:
+        warnings.warn(
+            f"conjugate_gradient did not reach tol={tol:g} in maxiter={maxiter} iterations: "
+            f"relative residual ‖b − Hx‖/‖b‖ = {history[-1]:.3g}; raise maxiter.",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return x, history
+
+
+def _conjugate_gradient(matvec, b, maxiter, tol, callback):
+    """:func:`conjugate_gradient` on checked input, without the convergence warning."""
     b = np.asarray(b, dtype=np.float64)
     vector = b.ndim == 1
     B = b[:, None] if vector else b
@@ -120,9 +175,28 @@ def conjugate_gradient(matvec, b, *, maxiter=20, tol=1e-7, callback=None):
     for it in range(1, maxiter + 1):
         if history[-1] <= tol:
             break
-        HP = matvec(P)
+        HP = np.asarray(matvec(P), dtype=np.float64)
+        if HP.shape != P.shape:
+            HP = HP.reshape(P.shape) if HP.size == P.size else HP
+        if HP.shape != P.shape:
+            raise ValueError(
+                f"matvec returned shape {HP.shape} for an input of shape {P.shape}; it must "
+                "return H @ V of the same shape."
+            )
+        if not np.isfinite(HP).all():
+            raise ValueError(f"matvec returned NaN or infinity at iteration {it}.")
         pHp = np.einsum("ij,ij->j", P, HP)
-        # A column that has converged exactly has p = 0; keep it where it is.
+        # pᵀHp < 0 beyond round-off: H is not positive definite and CG's step is meaningless.
+        slack = 10 * len(P) * 2.2e-16 * np.linalg.norm(P, axis=0) * np.linalg.norm(HP, axis=0)
+        bad = pHp < -slack
+        if bad.any():
+            j = int(np.argmax(bad))
+            raise ValueError(
+                f"matvec is not positive definite: pᵀHp = {pHp[j]:.3g} < 0 for a search "
+                f"direction at iteration {it}; conjugate gradients need a symmetric positive "
+                "definite H."
+            )
+        # A column that has converged exactly (p = 0) stays where it is.
         step = np.divide(rs, pHp, out=np.zeros_like(rs), where=pHp > 0)
         X += step * P
         R -= step * HP
@@ -147,10 +221,10 @@ def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
 
 
 # -- Nyström kernel ridge regression solved by FALKON ----------------------------------------------
-def _cholesky_upper(K, name):
-    """Upper Cholesky factor with the smallest diagonal shift that makes it succeed."""
+def _cholesky_upper(K, name, eps=2.220446049250313e-16):
+    """Upper Cholesky factor with the smallest diagonal shift (from M·ε·max K_ii on, times
+    100 per retry) that makes it succeed."""
     M = len(K)
-    eps = np.finfo(np.float64).eps
     shift = eps * M * max(1.0, float(np.max(np.diag(K))))
     for _ in range(12):
         try:
@@ -161,6 +235,19 @@ def _cholesky_upper(K, name):
         f"{name} is not positive definite even after adding {shift:.1e}·I; "
         "is the kernel positive semidefinite?"
     )
+
+
+def _checked_weights(sample_weight, X):
+    """Non-negative sample weights with a positive sum (errors name sample_weight), or None."""
+    if sample_weight is None:
+        return None
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    except ValueError as err:
+        raise ValueError(f"sample_weight: {err}") from err
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero; at least one sample needs weight > 0.")
+    return sw
 
 
 # block_memory=None on the host: 256 MB blocks of K_nM (on an accelerator: half its free memory)
@@ -232,11 +319,14 @@ class _BaseNystroemKRR(BaseEstimator):
         for start in range(0, len(X), rows):
             yield start, self.kernel_(X[start : start + rows], self.centers_)
 
-    def _knm_t_knm(self, X, V):
-        """K_nM^T (K_nM V), one block of rows of K_nM at a time."""
+    def _knm_t_knm(self, X, V, sw=None):
+        """K_nM^T S (K_nM V), one block of rows of K_nM at a time (S = diag(sample weights))."""
         out = np.zeros((len(self.centers_), V.shape[1]))
-        for _, Kb in self._kernel_blocks(X):
-            out += Kb.T @ (Kb @ V.astype(Kb.dtype, copy=False))
+        for start, Kb in self._kernel_blocks(X):
+            KV = Kb @ V.astype(Kb.dtype, copy=False)
+            if sw is not None:
+                KV *= sw[start : start + len(Kb), None].astype(Kb.dtype, copy=False)
+            out += Kb.T @ KV
         return out
 
     def _knm_t_y(self, X, Y):
@@ -245,21 +335,60 @@ class _BaseNystroemKRR(BaseEstimator):
             out += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
         return out
 
-    def _gram_pass(self, X, Y, M):
-        """K_nM^T K_nM and K_nM^T Y in one pass over the data (symmetric rank-k updates)."""
+    def _gram_pass(self, X, Y, M, sw=None):
+        """K_nM^T S K_nM and K_nM^T Y in one pass over the data (symmetric rank-k updates)."""
         H = np.zeros((M, M))
         KtY = np.zeros((M, Y.shape[1]))
         for start, Kb in self._kernel_blocks(X):
             # dsyrk fills the upper triangle of Kb^T Kb. It runs in float64 even for float32
             # blocks: H summed in float32 loses definiteness and CG then diverges.
-            H += linalg.blas.dsyrk(1.0, np.asfortranarray(Kb, dtype=np.float64), trans=1)
+            Kw = np.asfortranarray(Kb, dtype=np.float64)
+            if sw is not None:
+                Kw *= np.sqrt(sw[start : start + len(Kb), None])
+            H += linalg.blas.dsyrk(1.0, Kw, trans=1)
             KtY += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
         return np.triu(H) + np.triu(H, 1).T, KtY
 
-    def _fit_targets(self, X, Y, xp=None):
+    def _choose_centers(self, X, M, rng):
+        """M distinct rows of X, drawn uniformly: the first draw is ``rng.choice(n, M)`` as
+        always, and only repeated rows are replaced by further draws. Repeated centres make
+        K_MM singular, and its Cholesky factor in the preconditioner then amplifies round-off
+        until CG diverges."""
+        n = len(X)
+        idx = rng.choice(n, size=M, replace=False)
+        _, first = np.unique(X[idx], axis=0, return_index=True)
+        if len(first) == M:
+            return np.sort(idx)
+        keep = idx[np.sort(first)]
+        rest = np.setdiff1d(np.arange(n), idx)
+        rest = rest[rng.permutation(len(rest))]
+        chunk = M
+        while len(keep) < M and len(rest):
+            candidates = np.concatenate([keep, rest[:chunk]])
+            rest = rest[chunk:]
+            _, first = np.unique(X[candidates], axis=0, return_index=True)
+            keep = candidates[np.sort(first)][:M]
+            chunk *= 2
+        if len(keep) < M:
+            warnings.warn(
+                f"n_centers={M} but X has only {len(keep)} distinct rows; using those "
+                f"{len(keep)} as centres (repeated centres add nothing to the span of "
+                "K(·, x̃) and make K_MM singular).",
+                UserWarning,
+                stacklevel=4,
+            )
+        return np.sort(keep)
+
+    def _fit_targets(self, X, Y, sw=None, xp=None):
         n, d = X.shape
         rng = check_random_state(self.random_state)
         M = self.n_centers
+        if sw is not None:
+            # Points of weight zero do not count: centres come from the others, and the
+            # normal equations are those of the weighted risk (1/Σs) Σ s_i (f(x_i) − y_i)².
+            support = np.flatnonzero(sw > 0)
+            X, Y, sw = X[support], Y[support], sw[support]
+            n = len(X)
         if M > n:
             warnings.warn(
                 f"n_centers={M} > n_samples={n}; using all {n} points as centres.",
@@ -268,31 +397,48 @@ class _BaseNystroemKRR(BaseEstimator):
             )
             M = n
         self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
-        idx = np.sort(rng.choice(n, size=M, replace=False))
-        self.center_indices_ = idx
         callback = self.callback
         if callback is None and self.verbose:
             callback = ProgressPrinter()
         if xp is not None:  # array-API input: blocks, preconditioner and CG on X's device
+            idx = np.sort(rng.choice(n, size=M, replace=False))
+            self.center_indices_ = idx
             devices.nystroem_krr_fit(self, X, Y, xp, idx, callback)
+            residual = float(self.history_[-1])
+            if residual > self.tol:
+                warnings.warn(
+                    f"{type(self).__name__} did not reach tol={self.tol:g} in "
+                    f"{self.n_iter_} conjugate-gradient iterations: relative residual of the "
+                    f"preconditioned system {residual:.3g}; raise maxiter (or tol).",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
             return self
         X = X.astype(self.dtype, copy=False)
+        idx = self._choose_centers(X, M, rng)
+        M = len(idx)
+        self.center_indices_ = idx if sw is None else support[idx]
         self.centers_ = X[idx]
-        self.y_mean_ = Y.mean(axis=0)
+        self.y_mean_ = np.average(Y, axis=0, weights=sw)
         Yc = Y - self.y_mean_
+        if sw is not None:
+            Yc = Yc * sw[:, None]
+        n_eff = n if sw is None else float(sw.sum())
         lam = float(self.lam)
 
-        KMM = np.asarray(self.kernel_(self.centers_), dtype=np.float64)
+        KMM = np.asarray(finite_gram(self.kernel_, self.centers_, name="the centres"), np.float64)
         self._KMM_shift = None
         if self.preconditioner == "falkon":
-            # T^T T = K_MM, A^T A = T T^T / M + λ I  (Rudi, Carratino & Rosasco 2017, Alg. 1)
-            T, self._KMM_shift = _cholesky_upper(KMM, "K_MM")
+            # T^T T = K_MM, A^T A = T T^T / M + λ I  (Rudi, Carratino & Rosasco 2017, Alg. 1),
+            # with a jitter of M·ε·max K_ii (ε of the blocks' dtype) on K_MM, as FALKON does.
+            eps = float(np.finfo(np.dtype(self.dtype)).eps)
+            T, self._KMM_shift = _cholesky_upper(KMM, "K_MM", eps)
             A, _ = _cholesky_upper(T @ T.T / M + lam * np.eye(M), "T T^T / M + λI")
 
             def apply_B(U):  # B U = T^{-1} A^{-1} U / √n
                 return linalg.solve_triangular(
                     T, linalg.solve_triangular(A, U, lower=False), lower=False
-                ) / np.sqrt(n)
+                ) / np.sqrt(n_eff)
 
             def apply_Bt(U):  # B^T U = A^{-T} T^{-T} U / √n
                 return linalg.solve_triangular(
@@ -300,19 +446,19 @@ class _BaseNystroemKRR(BaseEstimator):
                     linalg.solve_triangular(T, U, lower=False, trans="T"),
                     lower=False,
                     trans="T",
-                ) / np.sqrt(n)
+                ) / np.sqrt(n_eff)
         else:
 
             def apply_B(U):
-                return U / np.sqrt(n)
+                return U / np.sqrt(n_eff)
 
             apply_Bt = apply_B
 
-        # right-hand side K_nM^T y and the product v -> (K_nM^T K_nM + λ n K_MM) v
+        # right-hand side K_nM^T S y and the product v -> (K_nM^T S K_nM + λ n K_MM) v
         if self.precompute:
             # one pass: H = K_nM^T K_nM (M × M, O(n M²) flops), then CG costs no data passes
-            H, KtY = self._gram_pass(X, Yc, M)
-            H += lam * n * KMM
+            H, KtY = self._gram_pass(X, Yc, M, sw)
+            H += lam * n_eff * KMM
             # form B^T H B once (O(M^3)); each CG step is then one M × M product
             BHB = apply_Bt(H @ apply_B(np.eye(M)))
             BHB = (BHB + BHB.T) / 2
@@ -320,14 +466,19 @@ class _BaseNystroemKRR(BaseEstimator):
             def matvec(U):
                 return BHB @ U
 
-            rhs = apply_Bt(KtY)
         else:
+            KtY = self._knm_t_y(X, Yc)
 
             def matvec(U):
                 V = apply_B(U)
-                return apply_Bt(self._knm_t_knm(X, V) + lam * n * (KMM @ V))
+                return apply_Bt(self._knm_t_knm(X, V, sw) + lam * n_eff * (KMM @ V))
 
-            rhs = apply_Bt(self._knm_t_y(X, Yc))
+        if not np.isfinite(KtY).all():
+            raise ValueError(
+                f"the kernel {self.kernel_!r} gives NaN or infinity between X and the centres "
+                "(X too large in magnitude for this kernel?); rescale X."
+            )
+        rhs = apply_Bt(KtY)
 
         user_cb = callback
         coef_cb = None
@@ -336,9 +487,36 @@ class _BaseNystroemKRR(BaseEstimator):
             def coef_cb(it, beta, res):  # report the coefficients α = B β, not β
                 user_cb(it, apply_B(beta), res)
 
-        beta, history = conjugate_gradient(
-            matvec, rhs, maxiter=self.maxiter, tol=self.tol, callback=coef_cb
+        beta, history = _conjugate_gradient(
+            matvec, rhs, int(self.maxiter), float(self.tol), coef_cb
         )
+        # CG's residual is a recursion that round-off can carry away from the truth (a nearly
+        # singular K_MM does); one more product measures the real one.
+        true = rhs - matvec(beta)
+        rnorm = np.linalg.norm(rhs, axis=0)
+        self.residual_ = float(
+            np.max(np.linalg.norm(true, axis=0) / np.where(rnorm > 0, rnorm, 1.0))
+        )
+        # The product itself runs in the blocks' dtype, so the measured residual is only good
+        # to about √ε of it; beyond that and 100× what the recursion claims, CG has drifted.
+        floor = 10 * math.sqrt(float(np.finfo(np.dtype(self.dtype)).eps))
+        if not self.residual_ <= max(100 * max(history[-1], self.tol), floor):
+            warnings.warn(
+                f"{type(self).__name__}: conjugate gradients drifted: the relative residual "
+                f"of the preconditioned system is {self.residual_:.3g} although the CG "
+                f"recursion reported {history[-1]:.3g}; round-off took over (K_MM is nearly "
+                "singular). Raise lam, use fewer centres or dtype='float64'.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        elif history[-1] > self.tol:
+            warnings.warn(
+                f"{type(self).__name__} did not reach tol={self.tol:g} in "
+                f"{len(history) - 1} conjugate-gradient iterations: relative residual of the "
+                f"preconditioned system {history[-1]:.3g}; raise maxiter (or tol).",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         self.dual_coef_ = apply_B(beta)
         self.history_ = np.asarray(history)
         self.n_iter_ = len(history) - 1
@@ -414,6 +592,10 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     y_mean_ : ndarray of shape (n_targets,)
     history_ : ndarray of shape (n_iter_ + 1,)
         Relative residual of the (preconditioned) CG system at each iteration, starting at 1.
+    residual_ : float
+        The relative residual of the preconditioned system at the solution, measured with one
+        more product after CG stops (the recursion in ``history_`` can drift from it). Above
+        ``tol`` the fit warns (:class:`~sklearn.exceptions.ConvergenceWarning`).
     n_iter_ : int
     kernel_ : Kernel
     n_features_in_ : int
@@ -434,24 +616,45 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     billions of points efficiently. NeurIPS 2020.
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Choose the centres and solve the normal equations by preconditioned CG.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights :math:`s_i`: the risk becomes
+            :math:`\\frac{1}{\\sum s}\\sum_i s_i (f(x_i) - y_i)^2`, i.e. the system
+            :math:`(K_{nM}^T S K_{nM} + \\lambda (\\textstyle\\sum s) K_{MM})\\alpha =
+            K_{nM}^T S (y - \\bar y_s)` with the weighted mean :math:`\\bar y_s`; an integer
+            weight counts as that many copies of the point. Points of weight 0 are left out
+            (and never become centres).
+        """
         self._validate_params()
         xp = namespace_of(X)
         if xp is not None:
+            if sample_weight is not None:
+                raise ValueError(
+                    "sample_weight is not supported for array-API input; pass numpy arrays "
+                    "to fit with weights."
+                )
             X, y = validate_data(
                 self, X, y, multi_output=True, y_numeric=True, dtype=[xp.float64, xp.float32]
             )
             device = _array_api.device_of(X)
             Y = xp.astype(_array_api.move(y, xp, device), _array_api.max_float(xp, device))
             self._single_output = Y.ndim == 1
-            self._fit_targets(X, Y[:, None] if self._single_output else Y, xp)
+            self._fit_targets(X, Y[:, None] if self._single_output else Y, xp=xp)
             return self
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
         )
         Y = np.asarray(y, dtype=np.float64)
         self._single_output = Y.ndim == 1
-        self._fit_targets(X, Y[:, None] if self._single_output else Y)
+        sw = _checked_weights(sample_weight, X)
+        self._fit_targets(X, Y[:, None] if self._single_output else Y, sw)
         return self
 
     def predict(self, X):
@@ -473,14 +676,26 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
     history_, n_iter_, centers_, kernel_ : as in :class:`NystroemKRR`.
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Fit one ±1 regression per class (one for two classes), sharing the CG passes.
+
+        ``sample_weight`` as in :meth:`NystroemKRR.fit`.
+        """
         self._validate_params()
         xp = namespace_of(X)
         if xp is not None:  # labels are binarized on the host, the ±1 codes sent to X's device
+            if sample_weight is not None:
+                raise ValueError(
+                    "sample_weight is not supported for array-API input; pass numpy arrays "
+                    "to fit with weights."
+                )
             X = validate_data(self, X, dtype=[xp.float64, xp.float32])
             y = _array_api.to_numpy(y) if namespace_of(y) is not None else np.asarray(y)
+            sw = None
         else:
+            check_fit_input(X, y)
             X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+            sw = _checked_weights(sample_weight, X)
         check_classification_targets(y)
         self._binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = self._binarizer.fit_transform(y).astype(np.float64)
@@ -496,7 +711,7 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
             Y = _array_api.from_numpy(Y, xp, device, _array_api.max_float(xp, device))
             if self.classes_.dtype.kind in "iufb":  # numeric labels follow X, as in sklearn
                 self.classes_ = _array_api.from_numpy(self.classes_, xp, device)
-        self._fit_targets(X, Y, xp)
+        self._fit_targets(X, Y, sw, xp=xp)
         return self
 
     def decision_function(self, X):

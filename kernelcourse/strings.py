@@ -107,8 +107,12 @@ class StringKernel(Kernel):
         """Explicit features φ(X) as a sparse CSR matrix with φ(x)ᵀφ(y) = K(x, y)."""
         return self._features(_check_strings(X, "X"))
 
+    domain = "strings"
+
     # construction rules: the same algebra, applied to string inputs
     def __add__(self, other):
+        if isinstance(other, Kernel):
+            self._check_domain(other, "+")
         if isinstance(other, StringKernel):
             return StringSum(self, other)
         if _is_scalar(other):
@@ -118,6 +122,8 @@ class StringKernel(Kernel):
     __radd__ = __add__
 
     def __mul__(self, other):
+        if isinstance(other, Kernel):
+            self._check_domain(other, "*")
         if isinstance(other, StringKernel):
             return StringProduct(self, other)
         if _is_scalar(other):

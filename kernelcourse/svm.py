@@ -34,9 +34,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ._validation import as_float_vector, check_count, check_fit_input, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
 __all__ = ["KernelSVC", "PrimalSVC", "smo_solve", "SMOResult"]
@@ -93,7 +95,13 @@ class _RowCache:
 
     def __init__(self, kernel, X, size_mb):
         self.kernel, self.X = kernel, X
-        self.diag = np.asarray(kernel.diag(X), dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.diag = np.asarray(kernel.diag(X), dtype=np.float64)
+        if not np.isfinite(self.diag).all():
+            raise ValueError(
+                f"the Gram matrix of the kernel {kernel!r} on X has NaN or infinity on its "
+                "diagonal: the inputs are too large in magnitude for this kernel; rescale them."
+            )
         self.capacity = max(2, int(size_mb * 2**20 // (8 * len(X))))
         self.rows = OrderedDict()
 
@@ -102,7 +110,7 @@ class _RowCache:
         if r is not None:
             self.rows.move_to_end(i)
             return r
-        r = np.asarray(self.kernel(self.X[i : i + 1], self.X)[0], dtype=np.float64)
+        r = np.asarray(finite_gram(self.kernel, self.X[i : i + 1], self.X)[0], dtype=np.float64)
         self.rows[i] = r
         if len(self.rows) > self.capacity:
             self.rows.popitem(last=False)
@@ -131,17 +139,18 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
 
     Parameters
     ----------
-    gram : _FullGram or _RowCache
-        Access to the Gram matrix :math:`\mathbf K`: held whole, or rows computed on demand
-        and cached.
+    gram : array of shape (n, n), _FullGram or _RowCache
+        The Gram matrix :math:`\mathbf K` (finite), or the estimator's access to it: held
+        whole, or rows computed on demand and cached.
     y : ndarray of shape (n,)
         Labels in {−1, +1} (float).
-    C : ndarray of shape (n,)
-        Per-sample box bound :math:`C_i` (``np.inf`` allowed: hard margin).
+    C : float or ndarray of shape (n,)
+        Per-sample box bound :math:`C_i >= 0` (``np.inf`` allowed: hard margin).
     tol : float
         KKT tolerance on :math:`m - M`.
     max_iter : int or None
-        Step limit; None means ``max(10**7, 100 n)`` as LIBSVM.
+        Step limit; None means :func:`_default_max_iter` (proportional to n, as LIBSVM's
+        100 n, with a floor of 10⁵ steps).
     shrinking : bool
         Use the shrinking heuristic (only with a precomputed Gram matrix).
 
@@ -149,9 +158,30 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
     -------
     SMOResult
     """
-    n = len(y)
+    if isinstance(gram, np.ndarray):
+        if gram.ndim != 2 or gram.shape[0] != gram.shape[1]:
+            raise ValueError(f"gram must be a square Gram matrix, got shape {gram.shape}.")
+        gram = _FullGram(np.asarray(gram, dtype=np.float64))
+    if not isinstance(gram, _FullGram | _RowCache):
+        raise TypeError(
+            f"gram must be a square array or the solver's row access, got {type(gram).__name__}."
+        )
+    n = len(gram.diag)
+    y = as_float_vector(y, "y", n)
+    if not np.isin(y, (-1.0, 1.0)).all():
+        raise ValueError("y must hold labels -1 and +1 only (encode the two classes first).")
+    C = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)) if np.ndim(C) == 0 else C
+    C = np.asarray(C, dtype=np.float64)
+    if C.shape != (n,) or np.isnan(C).any() or (C < 0).any():
+        raise ValueError(f"C must be a number or ({n},) array of bounds >= 0 (inf allowed).")
+    if isinstance(tol, bool) or not isinstance(tol, Real) or not 0 < tol < np.inf:
+        raise ValueError(f"tol must be a finite number > 0, got {tol!r}.")
+    if max_iter is not None:
+        max_iter = check_count(max_iter, "max_iter")
+    if isinstance(gram, _FullGram) and not np.isfinite(gram.K).all():
+        raise ValueError("gram contains NaN or infinity.")
     if max_iter is None:
-        max_iter = max(10**7, 100 * n)
+        max_iter = _default_max_iter(n)
     U = np.where(y > 0, C, 0.0)
     L = np.where(y > 0, 0.0, -C)
     beta = np.zeros(n)
@@ -256,9 +286,16 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
     return SMOResult(beta, b, it, float(gap), converged, obj)
 
 
+def _default_max_iter(n):
+    """SMO's default step limit: 100 n (LIBSVM's rule, without its 10⁷ floor, which at
+    O(n) numpy per step can run for minutes), and at least 10⁵."""
+    return max(10**5, 100 * n)
+
+
 def _gram_matrix(kernel, X):
-    """The full Gram matrix K(X, X) in float64 (the kernel object builds it with one product)."""
-    return np.asarray(kernel(X), dtype=np.float64)
+    """The full Gram matrix K(X, X) in float64 (the kernel object builds it with one product);
+    NaN or infinity raises, naming the kernel."""
+    return np.asarray(finite_gram(kernel, X), dtype=np.float64)
 
 
 def _matvec(gram, beta):
@@ -275,6 +312,38 @@ def _ovr_shaped(votes, confidences):
     by confidence (the same construction as scikit-learn's SVC)."""
     scaled = confidences / (3 * (np.abs(confidences) + 1))
     return votes + scaled
+
+
+def _box_weights(est, sample_weight, X, y_enc):
+    """Per-sample weights s_i · w_{y_i} (sample and class weights, both scaling C), checked
+    so that every class keeps a positive total weight, as LIBSVM requires. Sets
+    ``class_weight_``."""
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    except ValueError as err:
+        raise ValueError(f"sample_weight: {err}") from err
+    classes = est.classes_
+    if isinstance(est.class_weight, dict):
+        unknown = set(est.class_weight) - set(classes.tolist())
+        if unknown:
+            raise ValueError(
+                f"class_weight names labels {sorted(unknown, key=str)} that are not in y "
+                f"(classes {classes.tolist()})."
+            )
+    est.class_weight_ = compute_class_weight(
+        est.class_weight, classes=classes, y=classes[y_enc]
+    ).astype(np.float64)
+    if not np.all(np.isfinite(est.class_weight_)) or np.any(est.class_weight_ < 0):
+        raise ValueError(f"class_weight must be finite and >= 0, got {est.class_weight!r}.")
+    sw = sw * est.class_weight_[y_enc]
+    totals = np.bincount(y_enc, weights=sw, minlength=len(classes))
+    if np.any(totals <= 0):
+        empty = [classes[c] for c in np.flatnonzero(totals <= 0)]
+        raise ValueError(
+            f"sample_weight and class_weight leave class(es) {empty} with zero total weight; "
+            "every class needs a sample with positive weight (drop the class instead)."
+        )
+    return sw
 
 
 # -- KernelSVC ------------------------------------------------------------------------------------
@@ -308,7 +377,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     tol : float > 0, default=1e-3
         KKT tolerance: stop when the maximal violating pair has gap m(α) − M(α) ≤ tol.
     max_iter : int or None, default=None
-        Limit on SMO steps (per binary problem); None means max(10⁷, 100 n).
+        Limit on SMO steps (per binary problem); None means 100 n (at least 10⁵), LIBSVM's
+        rule without its floor of 10⁷. Stopping there warns
+        (:class:`~sklearn.exceptions.ConvergenceWarning`) with the KKT gap reached.
     cache_size : float > 0, default=1024
         Memory in MB for the Gram matrix. If the whole n × n float64 Gram matrix fits, it is
         computed once with one matrix product; otherwise kernel rows are computed on demand
@@ -317,10 +388,17 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         Drop variables stuck at a bound from the working set (precomputed Gram only).
     kernel_params : dict or None, default=None
         Further parameters of a named kernel (``degree``, ``coef0``, ``nu``, ...).
+    class_weight : dict, "balanced" or None, default=None
+        Weight :math:`w_c` of each class: sample i gets box bound
+        :math:`C \cdot s_i \cdot w_{y_i}`, as scikit-learn's ``SVC``. "balanced" uses
+        :math:`w_c = n / (n_{\text{classes}} \cdot n_c)`, for imbalanced data such as Adult
+        (3:1).
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class (ones when ``class_weight=None``).
     kernel_ : Kernel or "precomputed"
         The kernel used.
     support_ : ndarray of shape (n_SV,)
@@ -343,6 +421,19 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         SMO steps per binary problem.
     n_features_in_ : int
 
+    Notes
+    -----
+    Deliberate differences from scikit-learn's ``SVC``:
+
+    * default γ: ``gamma=None`` means 1 / n_features (the lectures' choice, and scikit-learn's
+      ``KernelRidge`` and ``Nystroem``), where ``SVC`` defaults to ``gamma="scale"``,
+      1 / (n_features · X.var()). Pass ``gamma=1 / (X.shape[1] * X.var())`` to match it.
+    * ``kernel="polynomial"`` is :math:`(\gamma x^Ty + c_0)^p` with degree p = 2 and
+      :math:`c_0 = 1` by default (``kernel_params``), where ``SVC`` uses degree 3 and
+      coef0 = 0; the lectures' examples are quadratic, and :math:`c_0 \ge 0` keeps the
+      kernel positive semidefinite.
+    * the default step limit is 100 n (LIBSVM's rule without its 10⁷ floor), with a warning.
+
     References
     ----------
     Fan, Chen & Lin, "Working set selection using second order information for training
@@ -359,6 +450,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "shrinking": ["boolean"],
         "kernel_params": [dict, None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -372,6 +464,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         cache_size=1024,
         shrinking=True,
         kernel_params=None,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -381,6 +474,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.cache_size = cache_size
         self.shrinking = shrinking
         self.kernel_params = kernel_params
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -407,6 +501,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        check_fit_input(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
         n = X.shape[0]
@@ -420,9 +515,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"y has only one class ({self.classes_[0]!r}); an SVM needs at least two."
             )
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sw = _box_weights(self, sample_weight, X, y_enc)
         if self._precomputed():
             self.kernel_ = "precomputed"
+            if not np.isfinite(X).all():
+                raise ValueError("X (the precomputed Gram matrix) contains NaN or infinity.")
             gram_all = _FullGram(X)
         else:
             params = dict(self.kernel_params or {})
@@ -457,7 +554,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 max_iter=self.max_iter,
                 shrinking=self.shrinking,
             )
-            if not np.isfinite(res.dual_objective):
+            if np.isinf(C) and not np.isfinite(res.dual_objective):
                 raise ValueError(
                     f"C=inf (hard margin) but classes {self.classes_[a]!r} and "
                     f"{self.classes_[b]!r} are not separable with this kernel: the dual "
@@ -465,7 +562,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 )
             if not res.converged:
                 warnings.warn(
-                    f"SMO stopped after max_iter={res.n_iter} steps with KKT gap "
+                    f"SMO stopped after max_iter={res.n_iter} steps (the default is 100·n, at "
+                    f"least 1e5) with KKT gap "
                     f"m(α) − M(α) = {res.kkt_gap:.3g} > tol = {self.tol:g} (classes "
                     f"{self.classes_[a]!r} vs {self.classes_[b]!r}); raise max_iter or tol"
                     + (
@@ -575,10 +673,16 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         Newton steps or coordinate-descent epochs.
     random_state : int, RandomState or None
         Order of the coordinates in dual coordinate descent.
+    class_weight : dict, "balanced" or None, default=None
+        Weight :math:`w_c` of each class, multiplying C for its samples (with the sample
+        weights), as scikit-learn's ``LinearSVC``; "balanced" uses
+        :math:`w_c = n / (n_{\text{classes}} \cdot n_c)`.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class.
     coef_ : ndarray of shape (1, D) or (n_classes, D)
         w (one row per one-vs-rest problem; one row for two classes).
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -605,6 +709,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -617,6 +722,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         tol=1e-4,
         max_iter=1000,
         random_state=None,
+        class_weight=None,
     ):
         self.C = C
         self.loss = loss
@@ -625,6 +731,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -642,6 +749,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        check_fit_input(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
@@ -649,7 +757,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"y has only one class ({self.classes_[0]!r}); an SVM needs at least two."
             )
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sw = _box_weights(self, sample_weight, X, y_enc)
         if self.fit_intercept:
             Z = np.hstack([X, np.full((len(X), 1), float(self.intercept_scaling))])
         else:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import sklearn
 from scipy.linalg import LinAlgWarning
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import check_array_api_input_and_values
 
 from kernelcourse import _array_api as aa
@@ -348,3 +349,20 @@ def test_cuda_block_memory_beyond_the_device_is_refused(dispatch):
     model = NystroemKRR(n_centers=50, block_memory=2 * free / 2**20, random_state=0)
     with pytest.raises(ValueError, match="block_memory=.* does not fit"):
         model.fit(torch.asarray(X, device="cuda"), torch.asarray(y, device="cuda"))
+
+
+def test_nystroem_krr_device_path_warns_when_tol_is_not_reached(dispatch):
+    # issue 18's convergence warning holds for array-API input too
+    X, y, _ = data()
+    with pytest.warns(ConvergenceWarning, match="relative residual of the preconditioned"):
+        NystroemKRR(n_centers=30, maxiter=1, tol=1e-12, random_state=0).fit(
+            xs.asarray(X), xs.asarray(y)
+        )
+
+
+@pytest.mark.parametrize("estimator", [KernelRidge(), NystroemKRR(), NystroemKRRClassifier()])
+def test_sample_weight_is_refused_for_array_api_input(dispatch, estimator):
+    X, y, labels = data(n=40)
+    target = labels if isinstance(estimator, NystroemKRRClassifier) else y
+    with pytest.raises(ValueError, match="sample_weight is not supported for array-API"):
+        estimator.fit(xs.asarray(X), xs.asarray(target), sample_weight=np.ones(40))

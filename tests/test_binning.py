@@ -85,3 +85,9 @@ def test_default_gamma_and_errors():
     rb = RandomBinningFeatures(random_state=0).fit(X)
     with pytest.raises(ValueError, match="features"):
         rb.transform(_data(3, 5))
+
+
+def test_cell_index_overflow_raises_naming_gamma():
+    X = 1e8 * np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="lower gamma or rescale X"):
+        RandomBinningFeatures(gamma=1e12, random_state=0).fit(X)

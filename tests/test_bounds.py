@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import kernelcourse.bounds as bounds
 from kernelcourse.bounds import (
     features_needed,
     hoeffding_bound,
@@ -84,3 +85,17 @@ def test_uniform_deviation_inverts_the_bound():
     eps = uniform_deviation(5000, 0.05, 3, 2.0, 1.5)
     assert uniform_bound(5000, eps, 3, 2.0, 1.5) == pytest.approx(0.05, rel=1e-6)
     assert features_needed(eps * 1.01, 0.05, 3, 2.0, 1.5) <= 5000
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: bounds.hoeffding_bound(float("inf"), 0.1), "D must be a finite number"),
+        (lambda: bounds.uniform_bound(10, 0.1, 1.5, 1.0, 1.0), "d must be an integer"),
+        (lambda: bounds.features_needed(0.1, 0.1, float("inf"), 1.0, 1.0), "d must be"),
+        (lambda: bounds.rademacher_bound(np.array([[1.0, 2.0], [0.0, 1.0]]), 1.0), "symmetric"),
+    ],
+)
+def test_bounds_validate_like_the_estimators(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -82,6 +82,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_error(404)
             return
         body, mode = self.routes[self.path]
+        if mode == "chunked-truncate":
+            # a chunked transfer that hangs up in the middle of a chunk
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"%x\r\n" % len(body) + body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -275,6 +284,68 @@ def test_real_covertype_and_mnist():
     np.testing.assert_array_equal(np.bincount(m.y_test)[:3], [980, 1135, 1032])
 
 
+# -- corrupt files, broken transfers, stale partial files, counts (issue 18) ---------------------
+def _gz_variants(data):
+    """Damaged gzip files: flipped bytes across the deflate stream and the trailer, cuts."""
+    gz = gzip.compress(data)
+    out = []
+    for pos in range(10, len(gz), max(1, len(gz) // 30)):
+        damaged = bytearray(gz)
+        damaged[pos] ^= 0xFF
+        out.append(bytes(damaged))
+    out += [gz[:cut] for cut in (5, 12, len(gz) // 2, len(gz) - 4)]
+    return out
+
+
+def test_every_corrupt_gz_is_a_checksum_error_naming_the_file(monkeypatch, tmp_path):
+    train, test = tiny_adult()
+    (tmp_path / "adult.test.gz").write_bytes(gzip.compress(test))
+    patch_source(monkeypatch, "adult.data", content_sha256={"adult.data": sha(train)})
+    patch_source(monkeypatch, "adult.test", content_sha256={"adult.test": sha(test)})
+    monkeypatch.setenv(ds.DATA_ENV, str(tmp_path))
+    for damaged in _gz_variants(train * 20):
+        (tmp_path / "adult.data.gz").write_bytes(damaged)
+        with pytest.raises(ds.ChecksumError, match="adult.data"):
+            ds.load_adult(download=False)
+
+
+def test_truncated_chunked_download_is_data_unavailable(monkeypatch, server, isolated):
+    serve_tiny_adult(monkeypatch, server, mode="chunked-truncate")
+    with pytest.raises(ds.DataUnavailableError, match="adult"):
+        ds.load_adult()
+    assert not isolated.exists() or list(isolated.iterdir()) == []
+
+
+def test_stale_partial_download_is_removed_on_the_next_run(monkeypatch, server, isolated):
+    isolated.mkdir(parents=True)
+    stale = isolated / ".download.abc123.part"
+    stale.write_bytes(b"left by a killed process")
+    serve_tiny_adult(monkeypatch, server)
+    ds.load_adult()
+    assert not stale.exists()
+    assert sorted(p.name for p in isolated.iterdir()) == ["adult.data.gz", "adult.test.gz"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_train": True}, "n_train"),
+        ({"n_test": False}, "n_test"),
+        ({"n_test": 1.5}, "n_test"),
+        ({"n_train": "10"}, "n_train"),
+    ],
+)
+def test_covertype_counts_refuse_bools_and_non_integers(kwargs, match, isolated):
+    with pytest.raises(ValueError, match=match):
+        ds.load_covertype(download=False, **kwargs)
+
+
+@pytest.mark.skipif(not HAVE_REAL, reason="KERNELCOURSE_DATA does not hold the real files")
+def test_covertype_accepts_numpy_integers():
+    b = ds.load_covertype(n_train=np.int64(20), n_test=np.int32(10))
+    assert b.X_train.shape == (20, 54) and b.X_test.shape == (10, 54)
+
+
 # -- streaming Covertype ---------------------------------------------------------------------
 def tiny_covtype_file(monkeypatch, folder, corrupt=False):
     text, rows = tiny_covtype()
@@ -324,10 +395,25 @@ def test_covertype_chunks_check_the_file_before_yielding(monkeypatch, tmp_path):
         next(ds.iter_covertype_chunks(5, download=False))
 
 
+def test_covertype_chunks_corrupt_gz_is_a_checksum_error(monkeypatch, tmp_path):
+    # the streaming reader meets the damaged files of the loaders' test above
+    text, _ = tiny_covtype()
+    tiny_covtype_file(monkeypatch, tmp_path)
+    for damaged in _gz_variants(text):
+        (tmp_path / "covtype.data.gz").write_bytes(damaged)
+        with pytest.raises(ds.ChecksumError, match="covtype.data"):
+            next(ds.iter_covertype_chunks(5, download=False))
+
+
 def test_covertype_chunks_bad_arguments(monkeypatch, tmp_path):
     tiny_covtype_file(monkeypatch, tmp_path)
     with pytest.raises(ValueError, match="chunk_size"):
         next(ds.iter_covertype_chunks(0))
+    with pytest.raises(ValueError, match="chunk_size"):
+        next(ds.iter_covertype_chunks(True))
+    with pytest.raises(ValueError, match="n_test"):
+        next(ds.iter_covertype_chunks(5, split="test", n_test=False, download=False))
+    assert len(next(ds.iter_covertype_chunks(np.int64(5), download=False))[0]) == 5
     with pytest.raises(ValueError, match="split"):
         next(ds.iter_covertype_chunks(5, split="validation"))
     with pytest.raises(ValueError, match="n_test"):

@@ -5,12 +5,17 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelcourse.bounds import hoeffding_deviation
 from kernelcourse.features import RandomFourierFeatures, fourier_features
-from kernelcourse.features.fourier import _cos_block, _cosine_coefficients
+from kernelcourse.features.fourier import (
+    _REDUCTION_CONSTANTS,
+    _cos_block,
+    _cosine_coefficients,
+)
 from kernelcourse.kernels import RBF, Laplacian, Matern, Polynomial
 
 KERNELS = [RBF(0.3), Laplacian(0.5), Matern(0.5, 1.5), Matern(1.5, 1.0), Matern(2.5, 2.0)]
@@ -250,6 +255,8 @@ _ODD_N_COMPONENTS = "the check sets n_components=1, odd, which map='cossin' reje
         RandomFourierFeatures(kernel="matern", sampling="orthogonal"),
         RandomFourierFeatures(sampling="leverage", n_components=10, pool_factor=2),
         RandomFourierFeatures(map="cossin", n_components=20),
+        RandomFourierFeatures(dtype=np.float32),
+        RandomFourierFeatures(dtype=np.float64),
     ],
     expected_failed_checks=lambda est: (
         {
@@ -269,3 +276,77 @@ _ODD_N_COMPONENTS = "the check sets n_components=1, odd, which map='cossin' reje
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# -- the compiled cosine is right for every finite argument (issue 18, item 1) ------------------
+@pytest.mark.parametrize(
+    ("dtype", "tol"),
+    # a few units of round-off of the dtype, against numpy's cosine of the same argument
+    [(np.float32, 6e-7), (np.float64, 1e-14)],
+)
+def test_compiled_cosine_equals_numpy_for_every_magnitude(dtype, tol):
+    rng = np.random.default_rng(3)
+    top = np.log10(np.finfo(dtype).max)
+    limit = float(_REDUCTION_CONSTANTS[np.dtype(dtype)][0])
+    mags = np.concatenate([10.0 ** np.arange(-3, top, 0.5), [limit * 0.999, limit * 1.001]])
+    t = np.concatenate([rng.uniform(-1, 1, 2000) * m for m in mags])
+    t = np.concatenate([t, [0.0, limit, -limit, np.finfo(dtype).max]] * 2).astype(dtype)
+    assert np.isfinite(t).all()
+    out = t.reshape(-1, 8).copy()
+    _cos_block(out, np.ones(out.shape[1], dtype=dtype), exact=False)
+    np.testing.assert_allclose(out.ravel(), np.cos(t), rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_features_of_timestamps_stay_bounded_and_match_numpy(dtype):
+    # Hourly unix timestamps: ωᵀx + b is ~1e9, far beyond any fixed-period reduction.
+    X = (1.7e9 + 3600 * np.arange(5.0)[:, None]).astype(dtype)
+    D = 64
+    fast = RandomFourierFeatures(n_components=D, gamma=1.0, random_state=0).fit(X)
+    exact = clone(fast).set_params(exact_cos=True).fit(X)
+    Z, Z_exact = fast.transform(X), exact.transform(X)
+    assert np.abs(Z).max() <= math.sqrt(2 / D) * (1 + 1e-6)
+    np.testing.assert_allclose(Z, Z_exact, rtol=0, atol=1e-6 if dtype == np.float32 else 1e-14)
+    # Mixed rows: the small ones take the compiled path, the large ones numpy's cosine.
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(3, 40))
+    Xm = np.vstack([rng.normal(size=(10, 3)), 1e12 * rng.normal(size=(3, 3))]).astype(dtype)
+    b = rng.uniform(0, 2 * np.pi, 40)
+    np.testing.assert_allclose(
+        fourier_features(Xm, W, b, 1.0),
+        fourier_features(Xm, W, b, 1.0, exact=True),
+        rtol=0,
+        atol=1e-6 if dtype == np.float32 else 1e-14,
+    )
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_overflowing_cosine_argument_raises(exact):
+    X = np.full((2, 2), 1e300)
+    with pytest.raises(ValueError, match="overflow"):
+        fourier_features(X, np.full((2, 3), 1e10), 0.0, 1.0, exact=exact)
+
+
+# -- leverage-score sampling scales with the pool, and refuses what cannot fit (item 8) ---------
+def test_leverage_sampling_memory_is_linear_in_the_pool():
+    import tracemalloc
+
+    X = np.random.default_rng(0).normal(size=(100, 4))
+    est = RandomFourierFeatures(sampling="leverage", n_components=400, random_state=0)
+    tracemalloc.start()
+    est.fit(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # A pool of M = 3200 frequencies: the old 2M × 2M system alone took 6400² · 8 B = 328 MB;
+    # the n × n form needs Z's blocks (n × 2M ≈ 5 MB at most) and the pool.
+    assert peak < 40 * 2**20
+    assert est.omega_.shape == (400, 4) and np.isfinite(est.weights_).all()
+
+
+def test_leverage_sampling_refuses_a_pool_that_cannot_fit():
+    X = np.random.default_rng(0).normal(size=(20, 50))
+    est = RandomFourierFeatures(
+        sampling="leverage", n_components=10**6, pool_factor=10**4, random_state=0
+    )
+    with pytest.raises(ValueError, match="lower pool_factor or n_components"):
+        est.fit(X)

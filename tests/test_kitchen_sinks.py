@@ -147,3 +147,21 @@ def test_box_constrained_erm_validation():
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize(
+    ("y", "kwargs", "error", "match"),
+    [
+        (np.array([0.0, 1.0, np.nan, 1.0]), {}, ValueError, "y contains NaN"),
+        (np.array(["a", "b", "a", "b"]), {}, TypeError, "y must be numeric"),
+        (np.ones(3), {}, ValueError, "y has 3 entries"),
+        (np.array([0.0, 1.0, 0.0, 1.0]), {"max_iter": 0}, ValueError, "max_iter"),
+        (np.array([0.0, 1.0, 0.0, 1.0]), {"C": float("nan")}, ValueError, "C must be"),
+    ],
+)
+def test_fit_box_constrained_validates_y_and_parameters(y, kwargs, error, match):
+    from kernelcourse.features.kitchen_sinks import fit_box_constrained
+
+    args = {"C": 1.0, **kwargs}
+    with pytest.raises(error, match=match):
+        fit_box_constrained(np.random.default_rng(0).normal(size=(4, 3)), y, **args)

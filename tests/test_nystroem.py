@@ -197,3 +197,19 @@ def test_nan_and_feature_mismatch():
     X[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         Nystroem(n_components=5).fit(X)
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((np.array([[np.nan, 1.0]]), np.ones(1), 0.1), "Z contains NaN"),
+        ((np.ones(3), np.ones(3), 0.1), "Z must be a 2-D array"),
+        ((np.ones((3, 2)), np.ones(2), 0.1), "diag has 2 entries but the data have 3 rows"),
+        ((np.ones((3, 2)), np.ones(3), 0.0), "ridge must be a finite number > 0"),
+    ],
+)
+def test_ridge_leverage_scores_validates(args, match):
+    from kernelcourse.features.nystroem import ridge_leverage_scores
+
+    with pytest.raises(ValueError, match=match):
+        ridge_leverage_scores(*args)

@@ -222,3 +222,11 @@ def test_mercer_bad_input():
         gaussian_mercer_closed_form(-1.0, 1.0, 3)
     with pytest.warns(RuntimeWarning, match="round-off"):
         mercer_expansion(Linear(), np.random.default_rng(0).normal(size=(10, 2)), 5)
+
+
+def test_mercer_expansion_names_a_bad_random_state():
+    from kernelcourse.kernels import RBF
+    from kernelcourse.rkhs import mercer_expansion
+
+    with pytest.raises(TypeError, match="random_state"):
+        mercer_expansion(RBF(), lambda n, rng: rng.normal(size=(n, 1)), 2, random_state="x")

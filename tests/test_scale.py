@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -82,18 +83,20 @@ def test_preconditioner_reduces_iterations():
 def test_history_callback_and_verbose(capsys):
     X, y = data()
     seen = []
-    model = NystroemKRR(
-        n_centers=30,
-        maxiter=5,
-        tol=0,
-        random_state=0,
-        callback=lambda it, a, r: seen.append((it, a.shape, r)),
-    ).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="did not reach tol=0"):
+        model = NystroemKRR(
+            n_centers=30,
+            maxiter=5,
+            tol=0,
+            random_state=0,
+            callback=lambda it, a, r: seen.append((it, a.shape, r)),
+        ).fit(X, y)
     assert [s[0] for s in seen] == [1, 2, 3, 4, 5]
     assert seen[0][1] == (30, 1)
     np.testing.assert_allclose([s[2] for s in seen], model.history_[1:])
     assert model.history_[0] == pytest.approx(1.0, rel=1e-12) and model.n_iter_ == 5
-    NystroemKRR(n_centers=30, maxiter=3, verbose=True, random_state=0).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="relative residual"):
+        NystroemKRR(n_centers=30, maxiter=3, verbose=True, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert out.count("relative residual") == 3
 
@@ -210,6 +213,89 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         check(estimator)
+
+
+# -- numerical guards (issue 18) -----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_repeated_points_give_distinct_centres_and_the_exact_krr_fit(dtype):
+    # Binary features: 2000 rows, only 32 distinct points. Repeated centres made K_MM
+    # singular and CG diverged (training RMSE 13.9 against 0.098 for exact KRR).
+    from kernelcourse.ridge import KernelRidge
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (2000, 5)).astype(float)
+    y = X.sum(axis=1) + 0.1 * rng.normal(size=2000)
+    with pytest.warns(UserWarning, match="only 32 distinct rows"):
+        model = NystroemKRR(n_centers=200, lam=1e-6, random_state=0, dtype=dtype).fit(X, y)
+    assert model.n_centers_ == 32
+    assert len(np.unique(model.centers_, axis=0)) == 32
+    exact = KernelRidge(lam=1e-6 * 2000, gamma=0.2).fit(X, y - y.mean())
+    rmse = np.sqrt(np.mean((model.predict(X) - y) ** 2))
+    rmse_exact = np.sqrt(np.mean((exact.predict(X) + y.mean() - y) ** 2))
+    assert rmse == pytest.approx(rmse_exact, rel=1e-3)
+
+
+def test_centres_are_unchanged_when_the_rows_are_distinct():
+    X, y = data()
+    model = NystroemKRR(n_centers=30, random_state=0, maxiter=50).fit(X, y)
+    expected = np.sort(np.random.RandomState(0).choice(len(X), size=30, replace=False))
+    np.testing.assert_array_equal(model.center_indices_, expected)
+
+
+def test_tol_not_reached_warns_with_the_residual():
+    X, y = data()
+    with pytest.warns(ConvergenceWarning, match="relative residual of the preconditioned"):
+        NystroemKRR(n_centers=30, maxiter=1, tol=1e-12, random_state=0).fit(X, y)
+
+
+def test_sample_weight_equals_repeating_points():
+    X, y = data(n=120)
+    counts = np.random.default_rng(2).integers(0, 3, size=len(X))
+    kw = dict(n_centers=len(X), lam=1e-3, maxiter=200, tol=1e-12, precompute=True)
+    weighted = NystroemKRR(**kw).fit(X, y, sample_weight=counts)
+    Xr, yr = np.repeat(X, counts, axis=0), np.repeat(y, counts)
+    repeated = NystroemKRR(**{**kw, "n_centers": len(Xr)}).fit(Xr, yr)
+    np.testing.assert_allclose(weighted.predict(X), repeated.predict(X), rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="sample_weight"):
+        NystroemKRR().fit(X, y, sample_weight=-np.ones(len(X)))
+
+
+def test_huge_inputs_raise_naming_the_kernel():
+    X = 1e160 * np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(ValueError, match="Gram matrix of the kernel"):
+        NystroemKRR(n_centers=10, random_state=0).fit(X, np.ones(50))
+
+
+def test_conjugate_gradient_refuses_a_negative_operator():
+    H = -np.diag([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="matvec is not positive definite"):
+        conjugate_gradient(lambda v: H @ v, np.ones(3))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"matvec": "H"}, TypeError, "matvec must be a callable"),
+        ({"b": np.array([1.0, np.nan])}, ValueError, "b contains NaN"),
+        ({"b": np.array(["a", "b"])}, TypeError, "b must be a numeric array"),
+        ({"b": np.ones((2, 2, 2))}, ValueError, "b must be a non-empty array"),
+        ({"maxiter": 0}, ValueError, "maxiter must be an integer >= 1"),
+        ({"tol": -1.0}, ValueError, "tol must be a finite number >= 0"),
+        ({"matvec": lambda v: v[:1]}, ValueError, "matvec returned shape"),
+        ({"matvec": lambda v: v * np.nan}, ValueError, "matvec returned NaN"),
+    ],
+)
+def test_conjugate_gradient_validates(kwargs, error, match):
+    args = {"matvec": lambda v: v, "b": np.ones(2)}
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        conjugate_gradient(**args)
+
+
+def test_conjugate_gradient_warns_when_tol_is_not_reached():
+    H = np.diag(np.linspace(1, 1e4, 50))
+    with pytest.warns(ConvergenceWarning, match="relative residual"):
+        conjugate_gradient(lambda v: H @ v, np.ones(50), maxiter=3, tol=1e-10)
 
 
 def test_streaming_solves_lazily_once_all_blocks_are_in():

@@ -146,3 +146,23 @@ def test_solver_on_codes_equals_solver_on_csr():
     W2, b2, _ = sparse_ridge_cg(codes, y, 0.1, fit_intercept=True, tol=1e-10, maxiter=500)
     np.testing.assert_allclose(W1, W2, atol=1e-9)
     assert b1 == pytest.approx(b2, abs=1e-9)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_sample_weight_on_sparse_features_is_repeating_rows(fit_intercept):
+    # issue 18's sample_weight meets the sparse solver: integer weights repeat the samples,
+    # on BinCodes (random binning) and on a CSR X alike
+    X, y, rb, Z = binned(n=120)
+    sw = np.random.default_rng(1).integers(0, 3, size=len(X)).astype(float)
+    rep = np.repeat(np.arange(len(X)), sw.astype(int))
+    kw = {"lam": 0.05, "fit_intercept": fit_intercept, "tol": 1e-12, "maxiter": 2000}
+    for transformer, data in ((rb, X), (None, Z)):
+        weighted = FeatureRidge(transformer, **kw).fit(data, y, sample_weight=sw)
+        repeated = FeatureRidge(transformer, **kw).fit(data[rep], y[rep])
+        # (binning fits its cells without the weights: zero-weight rows add cells of weight 0)
+        np.testing.assert_allclose(weighted.predict(data), repeated.predict(data), atol=1e-8)
+        np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, atol=1e-8)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-8)
+    # the solver's own check names the weights
+    with pytest.raises(ValueError, match="sample_weight"):
+        sparse_ridge_cg(Z, y, 0.1, sample_weight=-np.ones(len(X)))

@@ -133,3 +133,13 @@ def test_planted_motif_sequences_checks():
         planted_motif_sequences(5, motifs=("ACGX", "ACGT"))
     with pytest.raises(ValueError, match="two strings"):
         planted_motif_sequences(5, motifs=("ACGT",))
+
+
+@pytest.mark.parametrize("op", ["+", "*"])
+def test_string_and_vector_kernels_do_not_combine(op):
+    from kernelcourse.kernels import RBF
+    from kernelcourse.strings import SpectrumKernel
+
+    for a, b in [(SpectrumKernel(), RBF()), (RBF(), SpectrumKernel())]:
+        with pytest.raises(TypeError, match="cannot form"):
+            (a + b) if op == "+" else (a * b)

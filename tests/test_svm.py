@@ -6,7 +6,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelcourse.kernels import RBF, Linear, Polynomial
+from kernelcourse.kernels import RBF, Linear, Polynomial, exp
 from kernelcourse.svm import KernelSVC, PrimalSVC, _dcd_hinge_epoch, _primal_objective
 
 
@@ -299,3 +299,87 @@ def test_dcd_epoch_matches_python_reference():
         active = kept
         old = (pg_max if pg_max > 0 else np.inf, pg_min if pg_min < 0 else -np.inf)
     assert 0 < (alpha == 0).sum() and 0 < (alpha == 0.3).sum() and shrunk > 0
+
+
+# -- numerical guards and class weights (issue 18) -----------------------------------------------
+def _blobs(n=80, seed=0, ratio=0.5):
+    rng = np.random.default_rng(seed)
+    y = (rng.uniform(size=n) < ratio).astype(int)
+    X = rng.normal(size=(n, 2)) + 1.5 * y[:, None]
+    return X, y
+
+
+@pytest.mark.parametrize("est", [KernelSVC(), PrimalSVC(random_state=0)], ids=repr)
+def test_sample_weights_that_zero_a_class_raise(est):
+    X, y = _blobs()
+    sw = np.where(y == 1, 0.0, 1.0)
+    with pytest.raises(ValueError, match="sample_weight and class_weight leave class"):
+        est.fit(X, y, sample_weight=sw)
+    with pytest.raises(ValueError, match="class_weight leave class"):
+        est.set_params(class_weight={1: 0.0}).fit(X, y)
+
+
+@pytest.mark.parametrize("kernel", ["exp-linear", "rbf-huge"])
+@pytest.mark.parametrize("cache_size", [1024, 1e-3])
+def test_non_finite_gram_raises_naming_the_kernel_at_once(kernel, cache_size):
+    rng = np.random.default_rng(0)
+    if kernel == "exp-linear":
+        k, X = exp(Linear()), 20 * rng.normal(size=(40, 3))
+    else:
+        k, X = "rbf", 1e160 * rng.normal(size=(40, 3))
+    y = np.arange(40) % 2
+    with pytest.raises(ValueError, match="kernel"):
+        KernelSVC(kernel=k, cache_size=cache_size).fit(X, y)
+
+
+def test_default_max_iter_scales_with_n_and_warns():
+    from kernelcourse.svm import _default_max_iter
+
+    assert _default_max_iter(10) == 10**5 and _default_max_iter(10**4) == 10**6
+    X, y = _blobs(n=60)
+    with pytest.warns(ConvergenceWarning, match="KKT gap"):
+        KernelSVC(max_iter=2).fit(X, y)
+
+
+@pytest.mark.parametrize("class_weight", [{0: 1.0, 1: 3.0}, "balanced"])
+def test_class_weight_matches_sklearn(class_weight):
+
+    X, y = _blobs(n=120, ratio=0.25)
+    ref = SVC(C=1.0, gamma=0.5, tol=1e-6, class_weight=class_weight).fit(X, y)
+    ours = KernelSVC(C=1.0, gamma=0.5, tol=1e-6, class_weight=class_weight).fit(X, y)
+    np.testing.assert_allclose(ours.class_weight_, ref.class_weight_)
+    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-4)
+    lin = LinearSVC(C=1.0, tol=1e-8, class_weight=class_weight, max_iter=10**5).fit(X, y)
+    primal = PrimalSVC(C=1.0, tol=1e-10, class_weight=class_weight).fit(X, y)
+    np.testing.assert_allclose(primal.coef_, lin.coef_, atol=1e-3)
+    with pytest.raises(ValueError, match="class_weight"):
+        KernelSVC(class_weight={7: 2.0}).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"y": np.array(["a", "b", "a", "b"])}, TypeError, "y must be numeric"),
+        ({"y": np.array([1.0, -1.0, np.nan, 1.0])}, ValueError, "y contains NaN"),
+        ({"y": np.array([1.0, 0.0, 1.0, 0.0])}, ValueError, "y must hold labels -1 and"),
+        ({"C": -np.ones(4)}, ValueError, "C must be a number"),
+        ({"C": np.ones(3)}, ValueError, "C must be a number"),
+        ({"gram": "K"}, TypeError, "gram must be"),
+        ({"gram": np.ones((4, 3))}, ValueError, "gram must be a square"),
+        ({"gram": np.diag([1.0, np.inf, 1.0, 1.0])}, ValueError, "gram contains NaN"),
+        ({"tol": -1.0}, ValueError, "tol must be"),
+        ({"max_iter": 0}, ValueError, "max_iter must be"),
+    ],
+)
+def test_smo_solve_validates(kwargs, error, match):
+    from kernelcourse.svm import smo_solve
+
+    args = {"gram": np.eye(4), "y": np.array([1.0, -1.0, 1.0, -1.0]), "C": 1.0}
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        smo_solve(**args)
+
+
+def test_ragged_x_names_x():
+    with pytest.raises(ValueError, match="X is ragged"):
+        KernelSVC().fit([[1.0, 2.0], [3.0]], [0, 1])

@@ -5,9 +5,9 @@ import threading
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
-from kernelcourse._threads import available_cpus, for_each_row_block
+from kernelcourse._threads import available_cpus, for_each_row_block, single_blas_thread
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 64, 1000])
@@ -55,3 +55,50 @@ def test_errors_in_a_block_reach_the_caller():
 
 def test_available_cpus_is_positive():
     assert available_cpus() >= 1
+
+
+def _blas_threads():
+    return sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+
+
+def test_overlapping_single_thread_limits_restore_the_original_count():
+    # A enters, B enters, A leaves, B leaves: B must not restore the 1 that A had set.
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        a, b = single_blas_thread(), single_blas_thread()
+        a.__enter__()
+        b.__enter__()
+        assert _blas_threads() == [1]
+        a.__exit__(None, None, None)
+        assert _blas_threads() == [1]  # B still runs
+        b.__exit__(None, None, None)
+        assert _blas_threads() == before
+
+
+@pytest.mark.parametrize("make", ["fourier", "nystroem"])
+def test_concurrent_transforms_leave_blas_threads_as_they_were(make):
+    from kernelcourse.features import Nystroem, RandomFourierFeatures
+
+    X = np.random.default_rng(0).normal(size=(400, 5))
+    if make == "fourier":
+        est = RandomFourierFeatures(n_components=64, n_threads=2, random_state=0).fit(X)
+    else:
+        est = Nystroem(n_components=30, random_state=0).fit(X)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        errors = []
+
+        def many():
+            try:
+                for _ in range(30):
+                    est.transform(X)
+            except Exception as err:  # reported below
+                errors.append(err)
+
+        threads = [threading.Thread(target=many) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        assert _blas_threads() == before

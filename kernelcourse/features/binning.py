@@ -37,23 +37,36 @@ __all__ = ["RandomBinningFeatures", "BinCodes"]
 # grids hashed at once: bounds the (grids, n) uint64 temporary
 _GRIDS_PER_PASS = 16
 
+# The cell coordinates become int64: from 2^62 on the cast would wrap (or be undefined).
+_CELL_LIMIT = 2.0**62
+
 
 @njit(parallel=True, cache=True)
-def _hash_cells(X, shifts, pitches, coefs, out):
+def _hash_cells(X, shifts, pitches, coefs, out, worst):
     r"""``out[p, i]`` ← the 64-bit hash :math:`\sum_k c_k \lfloor (x_{ik} - u_{pk}) /
     \delta_{pk} \rfloor` (mod 2⁶⁴) of the cell of row i in grid p.
 
     Compiled, so that the (n, d) cell coordinates of a grid are never stored; the arithmetic
     is the same IEEE division and floor as numpy's, so the cells do not depend on the path.
+    ``worst[i]`` ← the largest |cell coordinate| of row i (inf for a non-finite one), so that
+    the caller can refuse an index the int64 cast would wrap.
     """
     n, d = X.shape
     for i in prange(n):
+        w = 0.0
         for p in range(shifts.shape[0]):
             h = np.uint64(0)
             for k in range(d):
-                cell = np.int64(np.floor((X[i, k] - shifts[p, k]) / pitches[p, k]))
-                h += np.uint64(cell) * coefs[k]
+                c = np.floor((X[i, k] - shifts[p, k]) / pitches[p, k])
+                a = abs(c)
+                if not a < _CELL_LIMIT:
+                    # out of int64's safe range (or NaN): flag it, hash nothing undefined
+                    w = max(w, a) if a == a else np.inf
+                    continue
+                w = max(w, a)
+                h += np.uint64(np.int64(c)) * coefs[k]
             out[p, i] = h
+        worst[i] = w
 
 
 class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -115,10 +128,18 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         of X (wrap-around arithmetic in uint64 is the intended modular hash). Grids are hashed
         a few at a time, so the temporary stays small."""
         X = np.ascontiguousarray(X)
+        worst = np.empty(len(X), dtype=np.float64)
         for lo in range(0, self.n_grids, _GRIDS_PER_PASS):
             hi = min(lo + _GRIDS_PER_PASS, self.n_grids)
             out = np.empty((hi - lo, len(X)), dtype=np.uint64)
-            _hash_cells(X, self.shifts_[lo:hi], self.pitches_[lo:hi], self._hash_coefs, out)
+            _hash_cells(X, self.shifts_[lo:hi], self.pitches_[lo:hi], self._hash_coefs, out, worst)
+            if len(X) and not worst.max() < _CELL_LIMIT:
+                raise ValueError(
+                    f"random binning: a cell index |x − u|/δ reaches {worst.max():.3g}, "
+                    "beyond the 2^62 an int64 holds (γ = "
+                    f"{self.gamma_:.3g} makes the pitches δ ~ 1/γ tiny against |x| up to "
+                    f"{np.abs(X).max():.3g}); lower gamma or rescale X."
+                )
             yield from out
 
     def fit(self, X, y=None):
@@ -280,13 +301,15 @@ class BinCodes:
         _codes_rmatvec(self.codes, self.offsets, R2, self.scale, out)
         return out[:, 0] if vector else out
 
-    def column_sq_norms(self):
-        r"""diag(ZᵀZ) = (cell counts) / P: the exact block diagonal of ZᵀZ."""
+    def column_sq_norms(self, weights=None):
+        r"""diag(ZᵀZ) = (cell counts) / P: the exact block diagonal of ZᵀZ; with row weights
+        s, diag(ZᵀSZ) = (summed weights per cell) / P."""
         out = np.zeros(self.shape[1])
         for p, codes in enumerate(self.codes):
-            seen = codes[codes >= 0]
+            mask = codes >= 0
+            w = None if weights is None else np.asarray(weights, dtype=np.float64)[mask]
             lo, hi = self.offsets[p], self.offsets[p + 1]
-            out[lo:hi] = np.bincount(seen, minlength=hi - lo) * self.scale**2
+            out[lo:hi] = np.bincount(codes[mask], weights=w, minlength=hi - lo) * self.scale**2
         return out
 
     def tocsr(self):

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from fractions import Fraction
 
 import numpy as np
 from numba import njit
 from numpy.polynomial import Chebyshev, Polynomial
+from scipy import linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -56,30 +59,63 @@ _COS_COEFFICIENTS = {
     np.dtype(np.float32): _cosine_coefficients(6, np.dtype(np.float32)),
     np.dtype(np.float64): _cosine_coefficients(10, np.dtype(np.float64)),
 }
-# 1/2π and 2π split in two (Cody–Waite), so t − k·2π loses nothing to the rounding of 2π;
-# in the dtype itself, so that float32 blocks are computed in float32.
+# 2π to 64 significant digits, so that its split below is exact in either dtype.
+_TWO_PI_EXACT = Fraction(
+    "6.283185307179586476925286766559005768394338798750211641949889184615632812572417997256"
+)
+
+
+def _round_to_bits(value, bits):
+    """``value`` (a non-zero Fraction) rounded to ``bits`` significant bits, as a Fraction."""
+    exponent = math.floor(math.log2(abs(value)))
+    unit = Fraction(2) ** (exponent - bits + 1)
+    return round(value / unit) * unit
+
+
+def _reduction_constants(dtype, free_bits):
+    r"""Cody–Waite constants for :math:`r = t - k\,2\pi` in ``dtype``, accurate for
+    :math:`|k| < 2^{\text{free\_bits}}`.
+
+    2π ≈ c₁ + c₂ where c₁ has ``free_bits`` trailing zero bits, so that k·c₁ is an exact
+    product and t − k·c₁ is exact (Sterbenz); c₂ is the rest to the dtype's precision, so r
+    carries only the rounding of k·c₂ and of the last subtraction (k·c₂ is below π) and the
+    k·(2π − c₁ − c₂) left out, a few units of round-off in all. Beyond that range the fast path
+    hands the row to numpy's cosine (see :func:`_cos_block`).
+
+    Returns ``(limit, 1/2π, c₁, c₂)``: the reduction covers :math:`|t| \le` ``limit``.
+    """
+    bits = np.finfo(dtype).nmant + 1
+    c1 = _round_to_bits(_TWO_PI_EXACT, bits - free_bits)
+    c2 = _round_to_bits(_TWO_PI_EXACT - c1, bits)
+    # Two periods of margin, so that k = rint(t / 2π) stays below 2^free_bits after rounding.
+    limit = (2**free_bits - 2) * _TWO_PI
+    return tuple(dtype.type(float(c)) for c in (limit, 1 / _TWO_PI_EXACT, c1, c2))
+
+
+# 2^10 periods (|t| < 6.4e3) in float32 and 2^26 (|t| < 4.2e8) in float64: within these k·c₁
+# fits the mantissa and the left-out k·(2π − c₁ − c₂) stays below round-off.
 _REDUCTION_CONSTANTS = {
-    dtype: (
-        dtype.type(1.0 / _TWO_PI),
-        dtype.type(_TWO_PI),
-        dtype.type(_TWO_PI - float(dtype.type(_TWO_PI))),
-    )
-    for dtype in _COS_COEFFICIENTS
+    np.dtype(np.float32): _reduction_constants(np.dtype(np.float32), 10),
+    np.dtype(np.float64): _reduction_constants(np.dtype(np.float64), 26),
 }
 
 
 # No "reassoc" among the fast-math flags: it could fold the two-part reduction into one.
 @njit(nogil=True, cache=True, fastmath={"contract", "afn", "arcp", "nsz"})
-def _scaled_cos(out, scale, coef, inv_two_pi, two_pi_hi, two_pi_lo):
-    """``out[i, j] ← scale[j] · cos(out[i, j])`` in place: reduce t to r ∈ [−π, π] by
-    r = t − k·2π with k = round(t / 2π), then cos r = p(r²) by Horner's rule."""
+def _scaled_cos(out, scale, coef, inv_two_pi, c1, c2, skip):
+    """``out[i, j] ← scale[j] · cos(out[i, j])`` in place for the rows i with ``skip[i]``
+    False: reduce t to r ∈ [−π, π] by r = t − k·2π with k = round(t / 2π) (two-part
+    Cody–Waite, accurate while |t| is within the range of :func:`_reduction_constants`), then
+    cos r = p(r²) by Horner's rule."""
     n, D = out.shape
     for i in range(n):
+        if skip[i]:
+            continue
         row = out[i]
         for j in range(D):
             t = row[j]
             k = np.rint(t * inv_two_pi)
-            r = (t - k * two_pi_hi) - k * two_pi_lo
+            r = (t - k * c1) - k * c2
             u = r * r
             p = coef[0]
             for m in range(1, len(coef)):
@@ -87,14 +123,58 @@ def _scaled_cos(out, scale, coef, inv_two_pi, two_pi_hi, two_pi_lo):
             row[j] = scale[j] * p
 
 
-def _cos_block(out, scale, exact):
+def _check_arguments_finite(t):
+    if not np.isfinite(t).all():
+        raise ValueError(
+            "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
+            "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
+        )
+
+
+def _cos_block(out, scale, exact, fallback=None):
     """``out ← scale · cos(out)`` in place, by :func:`_scaled_cos` or, with ``exact=True``,
-    by numpy's cosine."""
+    by numpy's cosine.
+
+    The rows flagged in the boolean mask ``fallback`` go to numpy's cosine as well; None
+    flags every row holding an argument beyond the exact reduction range (or NaN). So both
+    paths agree to round-off for every finite argument; a non-finite argument raises."""
     if exact:
+        _check_arguments_finite(out)
         np.cos(out, out=out)
         out *= scale
         return
-    _scaled_cos(out, scale, _COS_COEFFICIENTS[out.dtype], *_REDUCTION_CONSTANTS[out.dtype])
+    limit, *constants = _REDUCTION_CONSTANTS[out.dtype]
+    if fallback is None:
+        fallback = ~(np.abs(out) <= limit).all(axis=1)
+    _scaled_cos(out, scale, _COS_COEFFICIENTS[out.dtype], *constants, fallback)
+    if fallback.any():
+        rows = np.flatnonzero(fallback)
+        t = out[rows]
+        _check_arguments_finite(t)
+        np.cos(t, out=t)
+        t *= scale
+        out[rows] = t
+
+
+def _beyond_exact_reduction(X, W, offset):
+    r"""Rows of X for which some :math:`|\omega_j^T x + b_j|` may leave the exact range of the
+    compiled cosine, by Cauchy–Schwarz: :math:`\|x\|\max_j\|\omega_j\| + \max_j|b_j|`,
+    widened by the rounding of the matrix product. O(n d), against O(n d D) for the features."""
+    limit = float(_REDUCTION_CONSTANTS[X.dtype][0])
+    eps = float(np.finfo(X.dtype).eps)
+    with np.errstate(over="ignore"):
+        x_norm = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        w_norm = float(np.sqrt(np.einsum("ij,ij->j", W, W, dtype=np.float64)).max())
+        bound = x_norm * w_norm + float(np.abs(offset).max())
+    return ~(bound * (1.0 + 2.0 * (X.shape[1] + 1) * eps) <= limit)
+
+
+def _physical_memory():
+    """Bytes of physical memory, or None where the platform does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _as_finite_vector(value, name, D, dtype):
@@ -119,9 +199,12 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     each row block costs one small GEMM and one compiled element-wise pass, which runs while
     the block is in cache. Blocks are shared among ``n_threads`` threads (BLAS and the
     compiled pass release the GIL). This is the kernel of
-    :meth:`RandomFourierFeatures.transform`. The cosine is a range reduction followed by a
-    polynomial (see :func:`_cosine_coefficients`): within 1e-8 of cos for float32 and at
-    round-off for float64, as accurate as the product that feeds it.
+    :meth:`RandomFourierFeatures.transform`. The cosine is an exact range reduction followed
+    by a polynomial (see :func:`_cosine_coefficients`), which agrees with ``np.cos`` to a few
+    units of round-off. The reduction is exact while :math:`|t| < 6.4\cdot10^3` in float32
+    and :math:`4.2\cdot10^8` in float64; rows of X that may give a larger argument (bounded
+    by :math:`\|x\|\max_j\|\omega_j\| + \max_j|b_j|`, e.g. raw timestamps) are evaluated
+    with ``np.cos`` instead, so the result is right for every finite input.
 
     Parameters
     ----------
@@ -161,11 +244,13 @@ def _fourier_features(X, W, offset, scale, exact, n_threads):
     Xa[:, -1] = 1
     Wa = np.vstack([W, offset[None, :]])
     block = max(4, _BLOCK_ELEMENTS // max(D, 1))
+    fallback = None if exact else _beyond_exact_reduction(X, W, offset)
 
     def work(start, stop):
         o = out[start:stop]
-        np.matmul(Xa[start:stop], Wa, out=o)
-        _cos_block(o, scale, exact)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow raises in _cos_block
+            np.matmul(Xa[start:stop], Wa, out=o)
+        _cos_block(o, scale, exact, None if exact else fallback[start:stop])
 
     for_each_row_block(n, block, work, n_threads)
     return out
@@ -211,8 +296,10 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     qmc_engine : {"halton", "sobol"}, default="halton"
     exact_cos : bool, default=False
         Evaluate the cosine with numpy's routine. The default reduces the argument to
-        [−π, π] and evaluates a polynomial in a compiled pass, within 1e-8 of the cosine in
-        float32 and at round-off in float64, and several times faster.
+        [−π, π] exactly and evaluates a polynomial in a compiled pass, equal to numpy's
+        cosine to a few units of round-off and several times faster; rows whose arguments
+        are too large for the exact reduction (beyond 6.4e3 in float32, 4.2e8 in float64)
+        go to numpy's cosine. An argument that overflows raises a ValueError.
     n_threads : int >= 1 or None, default=None
         Threads sharing the row blocks of :meth:`transform`; None means the CPUs this
         process may run on.
@@ -230,6 +317,19 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     weights_ : ndarray of shape (D,)
         Importance weight of each feature (ones unless ``sampling="leverage"``).
     n_features_in_ : int
+
+    Notes
+    -----
+    Deliberate differences from scikit-learn's ``RBFSampler``:
+
+    * ``map="cossin"`` needs an even ``n_components`` (D/2 frequencies, each giving a cos and
+      a sin feature) and raises on an odd one rather than dropping or adding a feature; the
+      scikit-learn checks that refit with ``n_components=1`` are therefore expected to fail
+      for that map (and only for it).
+    * default γ: ``gamma=None`` means 1 / n_features (as scikit-learn's ``Nystroem`` and
+      ``KernelRidge``), where ``RBFSampler`` defaults to γ = 1.
+    * float32 input stays float32 (so does ``RBFSampler``); a fixed ``dtype`` makes every
+      output that dtype, and the ``preserves_dtype`` tag then lists only it.
 
     References
     ----------
@@ -357,20 +457,47 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def _leverage_sample(self, measure, X, n_freq, rng):
         r"""Avron et al. (2017): sample frequencies proportionally to the ridge leverage
         function :math:`\tau_\lambda(\omega) = p(\omega)\, z_\omega^*(\mathbf K + n\lambda I)^{-1}
-        z_\omega`, estimated on a pool of M frequencies drawn from p."""
+        z_\omega`, estimated on a pool of M frequencies drawn from p.
+
+        With at most 2000 training rows and Z (n × 2M) the pool's features on them,
+        :math:`\tau_j = z_j^T (ZZ^T + n\lambda I)^{-1} z_j` is computed on the n × n side:
+        one Cholesky factor L and :math:`\|L^{-1} z_j\|^2`, with Z built block by block of
+        frequencies. Time O(nM(d + n) + n³) and memory O(n² + Md), linear in the pool, where
+        the 2M × 2M form was cubic in it."""
         n_pool = self.pool_factor * n_freq
-        pool = measure.sample(n_pool, X.shape[1], method="mc", random_state=rng)
-        # Scores on at most 2000 training rows keep the fit cheap; Z Zᵀ ≈ K on those rows.
+        d = X.shape[1]
         rows = X if len(X) <= 2000 else X[rng.choice(len(X), 2000, replace=False)]
         rows = rows.astype(np.float64)
         n = len(rows)
-        P = rows @ pool.T
-        Z = np.hstack([np.cos(P), np.sin(P)]) / math.sqrt(n_pool)
-        # τ_j = [Zᵀ(ZZᵀ + nλI)⁻¹Z]_jj, summed over the cos and sin column of frequency j.
-        G = Z.T @ Z
+        block = max(1, (32 * 2**20) // (8 * 2 * n))  # frequencies per block: Z_b of ~32 MB
+        need = 8 * (n_pool * d + 2 * n * n + 2 * n * min(block, n_pool) + 2 * n_pool)
+        total = _physical_memory()
+        if total is not None and need > total // 2:
+            raise ValueError(
+                f"sampling='leverage' with pool_factor={self.pool_factor} and "
+                f"n_components={self.n_components} needs a pool of {n_pool} frequencies in "
+                f"{d} dimensions, about {need / 2**30:.1f} GiB, more than half of this "
+                f"machine's {total / 2**30:.1f} GiB; lower pool_factor or n_components."
+            )
+        pool = measure.sample(n_pool, d, method="mc", random_state=rng)
+
+        def features(start):
+            P = rows @ pool[start : start + block].T
+            return np.hstack([np.cos(P), np.sin(P)]) / math.sqrt(n_pool)
+
+        # ZZᵀ = Σ_b Z_b Z_bᵀ ≈ K on those rows; τ_j sums the cos and the sin column of ω_j.
+        G = np.zeros((n, n))
+        for start in range(0, n_pool, block):
+            Zb = features(start)
+            G += Zb @ Zb.T
         G[np.diag_indices_from(G)] += n * self.ridge
-        A = np.linalg.solve(G, Z.T @ Z)
-        tau = np.diag(A)[:n_pool] + np.diag(A)[n_pool:]
+        L = linalg.cholesky(G, lower=True)
+        tau = np.empty(n_pool)
+        for start in range(0, n_pool, block):
+            W = linalg.solve_triangular(L, features(start), lower=True)
+            sq = np.einsum("ij,ij->j", W, W)
+            half = sq.size // 2
+            tau[start : start + half] = sq[:half] + sq[half:]
         tau = np.clip(tau, 0, None) + 1e-12
         q = tau / tau.sum()
         idx = rng.choice(n_pool, size=n_freq, replace=True, p=q)
@@ -429,8 +556,17 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # complex output for map="complex"; otherwise float32 in, float32 out (dtype=None).
-        complex_out = self.map == "complex"
-        tags.transformer_tags.preserves_dtype = [] if complex_out else ["float64", "float32"]
+        # Complex output for map="complex". Otherwise float32 in, float32 out (dtype=None), or
+        # always the fixed dtype, which then is the only one preserved.
+        if self.map == "complex":
+            preserved = []
+        elif self.dtype is None:
+            preserved = ["float64", "float32"]
+        else:
+            try:
+                preserved = [np.dtype(self.dtype).name]
+            except TypeError:
+                preserved = []  # an invalid dtype: fit will say so
+        tags.transformer_tags.preserves_dtype = preserved
         tags.array_api_support = True
         return tags

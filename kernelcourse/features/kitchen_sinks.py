@@ -33,7 +33,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._threads import single_blas_thread
-from .._validation import as_float_matrix, check_positive
+from .._validation import as_float_matrix, as_float_vector, check_count, check_positive
 from ..kernels import Kernel
 
 __all__ = ["ArcCosine", "RandomKitchenSinks", "fit_box_constrained", "BASES"]
@@ -284,12 +284,13 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
     beta0 : float
     """
     Psi = as_float_matrix(Psi, "Psi", allow_float32=False)
-    y = np.asarray(y, dtype=np.float64).ravel()
-    if len(y) != len(Psi):
-        raise ValueError(f"y has {len(y)} entries but Psi has {len(Psi)} rows.")
-    if not (isinstance(C, numbers.Real) and C > 0):
+    y = as_float_vector(y, "y", len(Psi))
+    if isinstance(C, bool) or not isinstance(C, numbers.Real) or not C > 0:
         raise ValueError(f"C must be a number > 0 (numpy.inf for no constraint), got {C!r}.")
     tol = check_positive(tol, "tol")
+    max_iter = check_count(max_iter, "max_iter")
+    if not isinstance(intercept, (bool, np.bool_)):
+        raise TypeError(f"intercept must be True or False, got {intercept!r}.")
     n, q = Psi.shape
     if loss == "logistic":
         labels = np.unique(y)

@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import devices
 from .._array_api import namespace_of
 from .._threads import for_each_row_block
+from .._validation import as_float_matrix, as_float_vector, check_positive
 from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
 __all__ = ["Nystroem", "RankDeficiencyWarning", "ridge_leverage_scores"]
@@ -109,7 +110,10 @@ def ridge_leverage_scores(Z, diag, ridge):
     ridge : float > 0
         λ.
     """
+    Z = as_float_matrix(Z, "Z", allow_float32=False)
     n, r = Z.shape
+    diag = as_float_vector(diag, "diag", n)
+    ridge = check_positive(ridge, "ridge")
     mu = n * ridge
     G = Z.T @ Z
     G[np.diag_indices(r)] += mu
