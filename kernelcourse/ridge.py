@@ -31,6 +31,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _array_api, devices
+from ._array_api import namespace_of
 from ._threads import single_blas_thread
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
@@ -381,7 +383,14 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         Precision of the Gram matrix and its factorization. float32 halves the memory and
         roughly halves the time of the :math:`O(n^3)` factorization, at about 1e-7 relative
         round-off per entry (use it with a λ that keeps K + λI well conditioned). Predictions
-        are always computed in float64.
+        are always computed in float64 (float32 on a device without float64).
+
+    Notes
+    -----
+    Array-API input (PyTorch, CuPy, array-api-strict with
+    ``sklearn.set_config(array_api_dispatch=True)``) is fitted and predicted with its own
+    library on its own device; the fitted arrays live there too. A Gram matrix that does not
+    fit in the device's free memory is refused before it is formed.
 
     Attributes
     ----------
@@ -429,6 +438,15 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         """
+        xp = namespace_of(X)
+        if xp is not None:  # array-API input: K, its factor and α on X's device
+            dtype = getattr(xp, self.dtype)
+            X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
+            self.kernel_ = self._resolve(X.shape[1])
+            y = xp.astype(_array_api.move(y, xp, _array_api.device_of(X)), dtype)
+            self.dual_coef_ = devices.kernel_ridge_fit(self.kernel_, X, y, float(self.lam), xp)
+            self.X_fit_ = X
+            return self
         dtype = np.dtype(self.dtype)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
         self.kernel_ = self._resolve(X.shape[1])
@@ -453,6 +471,10 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     def predict(self, X):
         r"""Predict :math:`\hat f(x) = \sum_i \alpha_i K(x_i, x)` for every row of X."""
         check_is_fitted(self)
+        xp = namespace_of(X, fitted=self.dual_coef_)
+        if xp is not None:
+            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+            return devices.kernel_ridge_predict(self.kernel_, X, self.X_fit_, self.dual_coef_, xp)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         # The O(n³) solve may run in float32, but K(X, X_fit) α costs only O(m n d) and is
         # evaluated in float64 so predictions do not depend on how X is split into batches.
@@ -470,6 +492,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        tags.array_api_support = True
         return tags
 
 

@@ -52,6 +52,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _array_api, devices
+from ._array_api import namespace_of
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .ridge import preconditioned_cg, solve_regularized_psd
@@ -163,6 +165,10 @@ def _cholesky_upper(K, name):
     )
 
 
+# block_memory=None on the host: 256 MB blocks of K_nM (on an accelerator: half its free memory)
+_HOST_BLOCK_MB = 256
+
+
 class _BaseNystroemKRR(BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
@@ -173,7 +179,7 @@ class _BaseNystroemKRR(BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "preconditioner": [StrOptions({"falkon"}), None],
         "precompute": ["boolean"],
-        "block_memory": [Interval(numbers.Real, 0, None, closed="neither")],
+        "block_memory": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "dtype": [StrOptions({"float32", "float64"})],
         "random_state": ["random_state"],
         "callback": [callable, None],
@@ -191,7 +197,7 @@ class _BaseNystroemKRR(BaseEstimator):
         tol=1e-7,
         preconditioner="falkon",
         precompute=False,
-        block_memory=256,
+        block_memory=None,
         dtype="float64",
         random_state=None,
         callback=None,
@@ -211,11 +217,17 @@ class _BaseNystroemKRR(BaseEstimator):
         self.callback = callback
         self.verbose = verbose
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.array_api_support = True
+        return tags
+
     # -- blocks of K_nM --------------------------------------------------------------------------
     def _block_rows(self, M):
         itemsize = np.dtype(self.dtype).itemsize
+        block_memory = _HOST_BLOCK_MB if self.block_memory is None else self.block_memory
         # a block of K_nM plus its distance temporaries: about two M-wide arrays per row
-        return max(1, int(self.block_memory * 2**20 // (2 * M * itemsize)))
+        return max(1, int(block_memory * 2**20 // (2 * M * itemsize)))
 
     def _kernel_blocks(self, X):
         rows = self._block_rows(len(self.centers_))
@@ -246,8 +258,7 @@ class _BaseNystroemKRR(BaseEstimator):
             KtY += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
         return np.triu(H) + np.triu(H, 1).T, KtY
 
-    def _fit_targets(self, X, Y):
-        X = X.astype(self.dtype, copy=False)
+    def _fit_targets(self, X, Y, xp=None):
         n, d = X.shape
         rng = check_random_state(self.random_state)
         M = self.n_centers
@@ -261,6 +272,13 @@ class _BaseNystroemKRR(BaseEstimator):
         self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
         idx = np.sort(rng.choice(n, size=M, replace=False))
         self.center_indices_ = idx
+        callback = self.callback
+        if callback is None and self.verbose:
+            callback = ProgressPrinter()
+        if xp is not None:  # array-API input: blocks, preconditioner and CG on X's device
+            devices.nystroem_krr_fit(self, X, Y, xp, idx, callback)
+            return self
+        X = X.astype(self.dtype, copy=False)
         self.centers_ = X[idx]
         self.y_mean_ = Y.mean(axis=0)
         Yc = Y - self.y_mean_
@@ -313,9 +331,6 @@ class _BaseNystroemKRR(BaseEstimator):
 
             rhs = apply_Bt(self._knm_t_y(X, Yc))
 
-        callback = self.callback
-        if callback is None and self.verbose:
-            callback = ProgressPrinter()
         user_cb = callback
         coef_cb = None
         if user_cb is not None:
@@ -334,6 +349,10 @@ class _BaseNystroemKRR(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self, "dual_coef_")
+        xp = namespace_of(X, fitted=self.dual_coef_)
+        if xp is not None:
+            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+            return devices.nystroem_krr_decision(self, X, xp)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         X = X.astype(self.dtype, copy=False)
         out = np.empty((len(X), self.dual_coef_.shape[1]))
@@ -370,8 +389,11 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         Stop earlier once the relative residual of the preconditioned system is below ``tol``.
     preconditioner : {"falkon"} or None, default="falkon"
         None runs plain CG on the normal equations (for comparison; converges far slower).
-    block_memory : float > 0, default=256
-        Memory cap in MB for one row block of :math:`K_{nM}`.
+    block_memory : float > 0 or None, default=None
+        Memory in MB for one row block of :math:`K_{nM}`. None means 256 MB on the host and,
+        for arrays on an accelerator, half of the device memory that is free once the
+        preconditioner is allocated. A value that does not fit in the device's free memory
+        fails with a ValueError before the fit starts.
     precompute : bool, default=False
         Accumulate the M × M matrix :math:`K_{nM}^T K_{nM}` in a single pass over the data
         (O(n M²) flops, M² memory) so that the CG iterations touch no data. Pays off when
@@ -399,6 +421,15 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     kernel_ : Kernel
     n_features_in_ : int
 
+    Notes
+    -----
+    With ``sklearn.set_config(array_api_dispatch=True)``, PyTorch (CPU or CUDA), CuPy or
+    array-api-strict inputs are fitted on their own device (:mod:`kernelcourse.devices`):
+    kernel blocks in the input's dtype (``dtype`` still chooses float32 or float64), the
+    preconditioner, CG and α in float64 where the device supports it — FALKON's recipe.
+    ``centers_``, ``dual_coef_`` and ``y_mean_`` then live on that device and predictions
+    come back there.
+
     References
     ----------
     A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
@@ -408,6 +439,16 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
 
     def fit(self, X, y):
         self._validate_params()
+        xp = namespace_of(X)
+        if xp is not None:
+            X, y = validate_data(
+                self, X, y, multi_output=True, y_numeric=True, dtype=[xp.float64, xp.float32]
+            )
+            device = _array_api.device_of(X)
+            Y = xp.astype(_array_api.move(y, xp, device), _array_api.max_float(xp, device))
+            self._single_output = Y.ndim == 1
+            self._fit_targets(X, Y[:, None] if self._single_output else Y, xp)
+            return self
         X, y = validate_data(
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
         )
@@ -437,7 +478,12 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
 
     def fit(self, X, y):
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        xp = namespace_of(X)
+        if xp is not None:  # labels are binarized on the host, the ±1 codes sent to X's device
+            X = validate_data(self, X, dtype=[xp.float64, xp.float32])
+            y = _array_api.to_numpy(y) if namespace_of(y) is not None else np.asarray(y)
+        else:
+            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
         check_classification_targets(y)
         self._binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = self._binarizer.fit_transform(y).astype(np.float64)
@@ -446,7 +492,14 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
             raise ValueError(
                 f"y has only one class ({self.classes_[0]!r}); classification needs at least two."
             )
-        self._fit_targets(X, Y)
+        if xp is not None:
+            if len(Y) != X.shape[0]:
+                raise ValueError(f"y has {len(Y)} labels but X has {X.shape[0]} rows.")
+            device = _array_api.device_of(X)
+            Y = _array_api.from_numpy(Y, xp, device, _array_api.max_float(xp, device))
+            if self.classes_.dtype.kind in "iufb":  # numeric labels follow X, as in sklearn
+                self.classes_ = _array_api.from_numpy(self.classes_, xp, device)
+        self._fit_targets(X, Y, xp)
         return self
 
     def decision_function(self, X):
@@ -455,7 +508,16 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
         return out[:, 0] if out.shape[1] == 1 else out
 
     def predict(self, X):
+        """The class with the largest score (the sign of f for two classes); for array-API
+        input, numeric labels come back as an array of X's library on X's device, any other
+        labels as a numpy array."""
         scores = self.decision_function(X)
+        xp = namespace_of(scores)
+        if xp is not None:
+            idx = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
+            if isinstance(self.classes_, np.ndarray):  # labels that no array library holds
+                return self.classes_[_array_api.to_numpy(idx)]
+            return xp.take(self.classes_, idx, axis=0)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]

@@ -27,7 +27,9 @@ with n examples in :math:`\mathbb R^d`, feature dimension D, T SGD steps, a feat
 costing Θ(dD) and a kernel value Θ(d) (the lecture's activity). ①–④ give the same model for a
 kernel with a finite feature map; ⑤ and ⑥ give the same model as each other (that of the
 approximate kernel :math:`\psi(x)^T\psi(y)`). Each function returns an :class:`SGDResult` that
-records its operation count and memory in these terms.
+records its operation count and memory in these terms. The operation count is tallied as the
+loop runs, from the sizes of what each step actually computes, so it checks the formulas above
+rather than restating them; the memory is the size of the arrays each strategy holds.
 """
 
 from __future__ import annotations
@@ -82,8 +84,9 @@ class SGDResult:
     space : {"primal", "dual"}
         Whether ``coef`` is w or u.
     operations : int
-        Arithmetic operations counted in the lecture's model: a feature vector costs d·D, a
-        kernel value d, an inner product or an axpy of length D costs D (of length n: n).
+        Arithmetic operations tallied while the loop ran, in the lecture's model: a feature
+        vector of length D computed from d inputs costs d·D, a kernel value d, an inner
+        product or an axpy of length m costs m.
     memory : int
         Numbers held in memory (data, cached features or Gram matrix, parameters).
     time_formula, memory_formula : str
@@ -148,20 +151,36 @@ def _transform(feature_map):
     return lambda X: np.asarray(feature_map.transform(X), dtype=np.float64)
 
 
-def _sgd_on_w(get_feature, y, order, steps, D):
+class _Tally:
+    """Operations counted as they happen, in the lecture's cost model (lecture 000)."""
+
+    def __init__(self, d):
+        self.d = d
+        self.total = 0
+
+    def computed(self, values):
+        """Feature vectors or kernel values just computed: each entry cost d."""
+        self.total += self.d * values.size
+        return values
+
+
+def _sgd_on_w(get_feature, y, order, steps, D, tally):
     """The primal loop: w ← w − α (wᵀz − y_i) z with z = get_feature(i)."""
     w = np.zeros(D)
     for i, a in zip(order, steps, strict=True):
         z = get_feature(i)
         w -= (a * (float(z @ w) - y[i])) * z
+        tally.total += 2 * z.size  # the inner product zᵀw and the axpy
     return w
 
 
-def _sgd_on_u(get_kernel_row, y, order, steps, n):
+def _sgd_on_u(get_kernel_row, y, order, steps, n, tally):
     """The dual loop: u_i ← u_i − α (Σ_j u_j K(x_j, x_i) − y_i)."""
     u = np.zeros(n)
     for i, a in zip(order, steps, strict=True):
-        u[i] -= a * (float(u @ get_kernel_row(i)) - y[i])
+        row = get_kernel_row(i)
+        u[i] -= a * (float(u @ row) - y[i])
+        tally.total += row.size  # the inner product uᵀK e_i
     return u
 
 
@@ -187,10 +206,13 @@ def sgd_features_on_the_fly(X, y, kernel, *, order, step_size):
     """
     X, y, order, steps = _prepare(X, y, order, step_size)
     k = _finite_kernel(kernel)
-    (n, d), D, T = X.shape, k.feature_dim(X.shape[1]), len(order)
-    w = _sgd_on_w(lambda i: k.feature_map(X[i : i + 1])[0], y, order, steps, D)
+    (n, d), D = X.shape, k.feature_dim(X.shape[1])
+    tally = _Tally(d)
+    w = _sgd_on_w(
+        lambda i: tally.computed(k.feature_map(X[i : i + 1])[0]), y, order, steps, D, tally
+    )
     return SGDResult(
-        1, w, "primal", T * (d * D + 2 * D), n * d + D, predictor=lambda Xq: k.feature_map(Xq) @ w
+        1, w, "primal", tally.total, n * d + D, predictor=lambda Xq: k.feature_map(Xq) @ w
     )
 
 
@@ -201,11 +223,12 @@ def sgd_cached_features(X, y, kernel, *, order, step_size):
     """
     X, y, order, steps = _prepare(X, y, order, step_size)
     k = _finite_kernel(kernel)
-    Z = k.feature_map(X)
-    (n, d), D, T = X.shape, Z.shape[1], len(order)
-    w = _sgd_on_w(Z.__getitem__, y, order, steps, D)
+    tally = _Tally(X.shape[1])
+    Z = tally.computed(k.feature_map(X))
+    n, D = len(X), Z.shape[1]
+    w = _sgd_on_w(Z.__getitem__, y, order, steps, D, tally)
     return SGDResult(
-        2, w, "primal", n * d * D + 2 * T * D, n * D + D, predictor=lambda Xq: k.feature_map(Xq) @ w
+        2, w, "primal", tally.total, n * D + D, predictor=lambda Xq: k.feature_map(Xq) @ w
     )
 
 
@@ -218,11 +241,11 @@ def sgd_dual_kernel_on_the_fly(X, y, kernel, *, order, step_size):
     X, y, order, steps = _prepare(X, y, order, step_size)
     if not isinstance(kernel, Kernel):
         raise TypeError(f"kernel must be a kernelcourse.kernels.Kernel, got {kernel!r}.")
-    (n, d), T = X.shape, len(order)
-    u = _sgd_on_u(lambda i: kernel(X, X[i : i + 1])[:, 0], y, order, steps, n)
-    return SGDResult(
-        3, u, "dual", T * (n * d + 2 * n), n * d + n, predictor=lambda Xq: kernel(Xq, X) @ u
+    (n, d), tally = X.shape, _Tally(X.shape[1])
+    u = _sgd_on_u(
+        lambda i: tally.computed(kernel(X, X[i : i + 1])[:, 0]), y, order, steps, n, tally
     )
+    return SGDResult(3, u, "dual", tally.total, n * d + n, predictor=lambda Xq: kernel(Xq, X) @ u)
 
 
 def sgd_dual_cached_gram(X, y, kernel, *, order, step_size):
@@ -234,12 +257,11 @@ def sgd_dual_cached_gram(X, y, kernel, *, order, step_size):
     X, y, order, steps = _prepare(X, y, order, step_size)
     if not isinstance(kernel, Kernel):
         raise TypeError(f"kernel must be a kernelcourse.kernels.Kernel, got {kernel!r}.")
-    K = kernel(X)
-    (n, d), T = X.shape, len(order)
-    u = _sgd_on_u(K.__getitem__, y, order, steps, n)  # row i of symmetric K is K e_i
-    return SGDResult(
-        4, u, "dual", n * n * d + 2 * T * n, n * n + n, predictor=lambda Xq: kernel(Xq, X) @ u
-    )
+    tally = _Tally(X.shape[1])
+    K = tally.computed(kernel(X))
+    n = len(X)
+    u = _sgd_on_u(K.__getitem__, y, order, steps, n, tally)  # row i of symmetric K is K e_i
+    return SGDResult(4, u, "dual", tally.total, n * n + n, predictor=lambda Xq: kernel(Xq, X) @ u)
 
 
 def sgd_approx_features_on_the_fly(X, y, feature_map, *, order, step_size):
@@ -257,10 +279,10 @@ def sgd_approx_features_on_the_fly(X, y, feature_map, *, order, step_size):
     X, y, order, steps = _prepare(X, y, order, step_size)
     psi = _transform(feature_map)
     D = psi(X[:1]).shape[1]
-    (n, d), T = X.shape, len(order)
-    w = _sgd_on_w(lambda i: psi(X[i : i + 1])[0], y, order, steps, D)
+    (n, d), tally = X.shape, _Tally(X.shape[1])
+    w = _sgd_on_w(lambda i: tally.computed(psi(X[i : i + 1])[0]), y, order, steps, D, tally)
     return SGDResult(
-        5, w, "primal", T * (d * D + 2 * D), n * d + d * D + D, predictor=lambda Xq: psi(Xq) @ w
+        5, w, "primal", tally.total, n * d + d * D + D, predictor=lambda Xq: psi(Xq) @ w
     )
 
 
@@ -272,12 +294,11 @@ def sgd_approx_cached_features(X, y, feature_map, *, order, step_size):
     """
     X, y, order, steps = _prepare(X, y, order, step_size)
     psi = _transform(feature_map)
-    Z = psi(X)
-    (n, d), D, T = X.shape, Z.shape[1], len(order)
-    w = _sgd_on_w(Z.__getitem__, y, order, steps, D)
-    return SGDResult(
-        6, w, "primal", n * d * D + 2 * T * D, n * D + d * D, predictor=lambda Xq: psi(Xq) @ w
-    )
+    tally = _Tally(X.shape[1])
+    Z = tally.computed(psi(X))
+    (n, d), D = X.shape, Z.shape[1]
+    w = _sgd_on_w(Z.__getitem__, y, order, steps, D, tally)
+    return SGDResult(6, w, "primal", tally.total, n * D + d * D, predictor=lambda Xq: psi(Xq) @ w)
 
 
 #: The six strategies by number.

@@ -491,8 +491,17 @@ def test_intro_course_map_links_every_chapter(book_html, chapter):
     assert f'href="{pathlib.PurePosixPath(chapter).name}"' in course_map
 
 
+# Entries with no public DOI or stable address that we could find; each says why. Any other
+# entry without a link fails.
+NO_PUBLIC_LINK = {
+    "Makkar, 2021": "a blog lecture without a stable public address",
+    "Nyström Method vs Random Fourier Features, 2018": "slides with no author or address",
+    "Rätsch and Sonnenburg, 2004": "a book chapter with no DOI of its own",
+}
+
+
 def test_bibliography_entries_link_to_their_source(book_html):
-    """Every entry of the bibliography carries a DOI, URL or arXiv link."""
+    """Every entry of the bibliography carries a DOI, URL or arXiv link where one exists."""
     page = (book_html / "book/bibliography.html").read_text(encoding="utf-8")
     entries = re.findall(r'<div class="citation" id="[^"]+"[^>]*>(.*?)</div>', page, re.DOTALL)
     assert entries, "no bibliography entries found"
@@ -500,7 +509,8 @@ def test_bibliography_entries_link_to_their_source(book_html):
     for entry in entries:
         label = re.sub(r"<[^>]+>", "", entry.split("</span></span>")[0]).strip()
         if not re.search(r'<a class="reference external" href="https?://', entry):
-            unlinked.append(label)
+            if label.strip("[] ") not in NO_PUBLIC_LINK:
+                unlinked.append(label)
     assert unlinked == [], f"bibliography entries without a DOI or URL: {unlinked}"
 
 

@@ -3,6 +3,7 @@ import pytest
 from sklearn.kernel_approximation import RBFSampler
 
 from kernelcourse import sgd
+from kernelcourse.features import RandomFourierFeatures
 from kernelcourse.kernels import RBF, Linear, Polynomial
 
 
@@ -55,8 +56,8 @@ def test_operation_counts_and_memory_follow_the_lecture():
     r = {s: sgd.STRATEGIES[s](X, y, k, order=order, step_size=0.01) for s in (1, 2, 3, 4)}
     assert r[1].operations == T * (d * D + 2 * D) and r[1].memory == n * d + D
     assert r[2].operations == n * d * D + 2 * T * D and r[2].memory == n * D + D
-    assert r[3].operations == T * (n * d + 2 * n) and r[3].memory == n * d + n
-    assert r[4].operations == n * n * d + 2 * T * n and r[4].memory == n * n + n
+    assert r[3].operations == T * (n * d + n) and r[3].memory == n * d + n
+    assert r[4].operations == n * n * d + T * n and r[4].memory == n * n + n
     assert r[4].time_formula == "Θ(n² d + T n)"
     assert set(sgd.COSTS) == set(sgd.STRATEGIES) == {1, 2, 3, 4, 5, 6}
 
@@ -123,3 +124,16 @@ def test_feature_sgd_errors():
         model.partial_fit(X[:5], np.full(5, 7))
     with pytest.raises(ValueError, match="loss"):
         FeatureSGDClassifier(loss="squared").fit(X, y)
+
+
+def test_operation_tally_of_the_approximate_feature_strategies():
+    n, d, T, D = 40, 3, 60, 25
+    X, y, order = _problem(n=n, d=d, T=T)
+    rff = RandomFourierFeatures(gamma=0.5, n_components=D, random_state=0).fit(X)
+    r5 = sgd.sgd_approx_features_on_the_fly(X, y, rff, order=order, step_size=0.01)
+    r6 = sgd.sgd_approx_cached_features(X, y, rff, order=order, step_size=0.01)
+    assert r5.operations == T * (d * D + 2 * D)
+    assert r6.operations == n * d * D + 2 * T * D
+    # the tally follows the steps actually run: half the steps, half the step cost
+    half = sgd.sgd_approx_cached_features(X, y, rff, order=order[: T // 2], step_size=0.01)
+    assert r6.operations - half.operations == 2 * (T - T // 2) * D

@@ -24,6 +24,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import devices
+from .._array_api import namespace_of
 from .._threads import for_each_row_block
 from .._validation import as_float_matrix
 from ..kernels import Kernel, resolve_kernel
@@ -303,6 +305,10 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         -------
         self
         """
+        xp = namespace_of(X)
+        if xp is not None:  # array-API input: the draws are made on the host, as below
+            names = ("omega_", "offset_", "weights_")
+            return devices.fit_on_host(self, X, xp, names, whole=self.sampling == "leverage")
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         self._compute_dtype(X)
@@ -381,9 +387,15 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         Returns
         -------
         Psi : ndarray of shape (n_samples, n_components)
-            In the compute dtype (complex for ``map="complex"``).
+            In the compute dtype (complex for ``map="complex"``); an array of X's library on
+            X's device for array-API input (``sklearn.set_config(array_api_dispatch=True)``),
+            computed there with the library's cosine.
         """
         check_is_fitted(self)
+        xp = namespace_of(X, fitted=self.omega_)
+        if xp is not None:
+            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+            return devices.fourier_transform(self, X, xp)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         dtype = self._compute_dtype(X)
         X = X.astype(dtype, copy=False)
@@ -410,6 +422,9 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         r""":math:`\psi(X)\psi(Y)^T` (real part for the complex map), the estimate of K."""
         A = self.transform(X)
         B = A if Y is None else self.transform(Y)
+        xp = namespace_of(A)
+        if xp is not None:
+            return xp.real(A @ xp.conj(B).T) if self.map == "complex" else A @ B.T
         return np.real(A @ np.conj(B).T)
 
     def __sklearn_tags__(self):
@@ -417,4 +432,5 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         # complex output for map="complex"; otherwise float32 in, float32 out (dtype=None).
         complex_out = self.map == "complex"
         tags.transformer_tags.preserves_dtype = [] if complex_out else ["float64", "float32"]
+        tags.array_api_support = True
         return tags

@@ -30,6 +30,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import devices
+from .._array_api import namespace_of
 from .._threads import for_each_row_block
 from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
@@ -266,7 +268,17 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         -------
         self
         """
+        xp = namespace_of(X)
+        if xp is not None and self.sampling == "leverage":  # scores computed on the host
+            names = ("components_", "component_indices_", "eigenvalues_", "normalization_")
+            names += ("leverage_scores_",)
+            return devices.fit_on_host(self, X, xp, names, whole=True)
         self._validate_params()
+        if xp is not None:
+            X = validate_data(self, X, dtype=[xp.float64, xp.float32])
+            kernel = self._resolve_kernel(X.shape[1])
+            rng = check_random_state(self.random_state)
+            return devices.nystroem_fit(self, X, xp, rng, kernel, RankDeficiencyWarning)
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         kernel = self._resolve_kernel(X.shape[1])
         rng = check_random_state(self.random_state)
@@ -329,6 +341,10 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         at a time, so memory stays O(N r) and each block is reused while in cache.
         """
         check_is_fitted(self)
+        xp = namespace_of(X, fitted=self.components_)
+        if xp is not None:
+            X = validate_data(self, X, dtype=[xp.float64, xp.float32], reset=False)
+            return devices.nystroem_transform(self, X, xp)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         C = self.components_.astype(X.dtype, copy=False)
         W_T = self.normalization_.T.astype(X.dtype, copy=False)
@@ -343,4 +359,5 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.array_api_support = True
         return tags

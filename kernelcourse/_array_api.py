@@ -1,0 +1,326 @@
+"""The backend shim: the few operations the estimators need beyond the array API standard.
+
+scikit-learn's convention decides where the work runs: with
+``sklearn.set_config(array_api_dispatch=True)`` (and ``SCIPY_ARRAY_API=1`` in the environment
+before scipy is imported, which scikit-learn requires), an input from another array library
+(PyTorch, CuPy, array-api-strict) is computed with that library on the device where it lives,
+and the results come back in the same library on the same device. numpy inputs never come here:
+:func:`namespace_of` returns None for them, and the estimators keep their numpy code.
+
+Everything that the standard does not define, or defines in a way that costs memory the
+estimators cannot spare, is in this one module, with a generic fallback for any compliant
+library:
+
+* :func:`cholesky_upper` — Cholesky with the smallest diagonal jitter that succeeds, in place
+  where the library allows it;
+* :func:`solve_triangular` — triangular solves (the standard has only a general ``solve``);
+* :func:`add_to_diagonal` — A + cI without a second n × n array where the library allows it,
+  and :func:`exp_nonpositive` — the RBF block's clip-and-exponentiate pass in place;
+* :func:`free_memory` and :func:`block_rows` — the device's free memory and the block size that
+  fits in it;
+* :func:`max_float` — float64 where the device supports it (not on Apple's MPS), else float32;
+* :func:`to_numpy`, :func:`from_numpy` — moving the small host-side results (random draws,
+  centre indices) to and from the device.
+"""
+
+from __future__ import annotations
+
+import math
+
+import array_api_compat
+import numpy as np
+from sklearn import get_config
+
+__all__ = [
+    "namespace_of",
+    "device_of",
+    "max_float",
+    "float_dtype",
+    "to_numpy",
+    "from_numpy",
+    "move",
+    "free_memory",
+    "block_rows",
+    "add_to_diagonal",
+    "exp_nonpositive",
+    "cholesky_upper",
+    "solve_triangular",
+    "synchronize",
+]
+
+_MB = 2**20
+
+
+def _foreign(a):
+    """An array of a library other than numpy (lists, DataFrames and numpy arrays are not)."""
+    return (
+        a is not None
+        and not isinstance(a, np.ndarray)
+        and array_api_compat.is_array_api_obj(a)
+        and not array_api_compat.is_numpy_array(a)
+    )
+
+
+def namespace_of(X, *, fitted=None):
+    """The array namespace to compute ``X`` with, or None for the numpy path.
+
+    None whenever scikit-learn's ``array_api_dispatch`` is off or ``X`` is not an array of
+    another library, so numpy inputs pay one configuration lookup and nothing else.
+
+    Parameters
+    ----------
+    X : array-like
+    fitted : array or None
+        A fitted attribute of the estimator; a ValueError explains the fix when ``X`` and the
+        fitted model live in different libraries or on different devices.
+    """
+    dispatch = get_config()["array_api_dispatch"]
+    x_foreign, f_foreign = _foreign(X), _foreign(fitted)
+    if not (x_foreign or f_foreign):
+        return None
+    if not dispatch:
+        if f_foreign:
+            raise ValueError(
+                f"the estimator was fitted on {_library(fitted)} arrays; call it with "
+                "sklearn.set_config(array_api_dispatch=True) and inputs of that library."
+            )
+        return None
+    if fitted is not None and (
+        x_foreign != f_foreign or (x_foreign and _where(X) != _where(fitted))
+    ):
+        raise ValueError(
+            f"X is a {_library(X)} array on {_device_name(X)} but the estimator was fitted on "
+            f"{_library(fitted)} arrays on {_device_name(fitted)}; pass X in the library and "
+            "on the device used for fit (or refit)."
+        )
+    if not x_foreign:
+        return None
+    return array_api_compat.array_namespace(X)
+
+
+def _library(a):
+    if not _foreign(a):
+        return "numpy"
+    return array_api_compat.array_namespace(a).__name__.removeprefix("array_api_compat.")
+
+
+def _device_name(a):
+    return str(array_api_compat.device(a)) if _foreign(a) else "cpu"
+
+
+def _where(a):
+    return _library(a), _device_name(a)
+
+
+def device_of(X):
+    """The device on which ``X`` lives."""
+    return array_api_compat.device(X)
+
+
+def max_float(xp, device):
+    """float64 where the device supports it (FALKON's preconditioner precision), else
+    float32."""
+    info = xp.__array_namespace_info__()
+    if "float64" in info.dtypes(device=device, kind="real floating"):
+        if not (array_api_compat.is_torch_namespace(xp) and str(device).startswith("mps")):
+            return xp.float64
+    return xp.float32
+
+
+def float_dtype(xp, name):
+    """The namespace's dtype called ``name`` ("float32" or "float64")."""
+    return getattr(xp, np.dtype(name).name)
+
+
+def to_numpy(a):
+    """A host numpy copy of a small array (indices, labels, diagnostics)."""
+    if isinstance(a, np.ndarray):
+        return a
+    if array_api_compat.is_torch_array(a):
+        return a.detach().cpu().numpy()
+    if array_api_compat.is_cupy_array(a):
+        return a.get()
+    xp = array_api_compat.array_namespace(a)
+    if array_api_compat.is_array_api_strict_namespace(xp):
+        a = xp.asarray(a, device=xp.Device("CPU_DEVICE"))
+    return np.from_dlpack(a)
+
+
+def from_numpy(a, xp, device, dtype=None):
+    """``a`` (a host array) as an array of ``xp`` on ``device``."""
+    out = xp.asarray(np.ascontiguousarray(a), device=device)
+    return out if dtype is None else xp.astype(out, dtype)
+
+
+def move(a, xp, device):
+    """``a`` (y, sample labels: any array or array-like) as an array of ``xp`` on ``device``;
+    everything follows X, as in scikit-learn."""
+    if _foreign(a) and _where(a) == (xp.__name__.removeprefix("array_api_compat."), str(device)):
+        return a
+    return from_numpy(to_numpy(a) if _foreign(a) else np.asarray(a), xp, device)
+
+
+def synchronize(xp, device):
+    """Wait for the device's queued work (for timings)."""
+    if array_api_compat.is_torch_namespace(xp) and str(device).startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize(device)
+    elif array_api_compat.is_cupy_namespace(xp):
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+
+
+def free_memory(xp, device):
+    """Bytes free on an accelerator (None on the host, where the OS decides).
+
+    PyTorch keeps freed blocks in its caching allocator; they count as free here.
+    """
+    if array_api_compat.is_torch_namespace(xp) and str(device).startswith("cuda"):
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(device)
+        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        return int(free + cached)
+    if array_api_compat.is_cupy_namespace(xp):
+        import cupy
+
+        free, _ = cupy.cuda.Device().mem_info
+        pool = cupy.get_default_memory_pool()
+        return int(free + pool.free_bytes())
+    return None
+
+
+def block_rows(row_bytes, block_memory, *, xp, device, resident=0, default_mb=256, what="X"):
+    """Rows of a block of ``row_bytes`` bytes per row that fit the block budget.
+
+    The budget is ``block_memory`` MB; None means ``default_mb`` on the host and half the
+    device's free memory (after ``resident`` bytes that the caller is about to allocate) on an
+    accelerator. A budget that cannot hold one row, or that exceeds what the device has free,
+    raises a ValueError naming ``block_memory`` before any work starts, instead of an
+    out-of-memory error in the middle of a fit.
+    """
+    free = free_memory(xp, device)
+    available = None if free is None else free - resident
+    if available is not None and available <= row_bytes:
+        raise ValueError(
+            f"the device {device} has {free / _MB:.0f} MB free, not enough for the "
+            f"{resident / _MB:.0f} MB of resident arrays plus one row ({row_bytes / _MB:.2f} MB) "
+            f"of a block of {what}; no block_memory fits. Reduce n_centers (M) or free "
+            "device memory."
+        )
+    if block_memory is None:
+        budget = default_mb * _MB if available is None else available // 2
+    else:
+        budget = block_memory * _MB
+        if available is not None and budget > available:
+            raise ValueError(
+                f"block_memory={block_memory:g} MB does not fit: the device {device} has "
+                f"{available / _MB:.0f} MB free after {resident / _MB:.0f} MB of resident "
+                "arrays. Lower block_memory (or leave it None to size blocks from the free "
+                "memory)."
+            )
+    if budget < row_bytes:
+        raise ValueError(
+            f"block_memory={budget / _MB:g} MB cannot hold one row of a block of {what} "
+            f"({row_bytes / _MB:.3f} MB per row); raise block_memory to at least "
+            f"{math.ceil(row_bytes / _MB)}."
+        )
+    return int(budget // row_bytes)
+
+
+def exp_nonpositive(E, xp):
+    """``exp(min(E, 0))``, in E's memory for PyTorch and CuPy (the RBF block's last pass: on a
+    GPU the kernel blocks are memory-bound, so each saved n × M pass counts)."""
+    if array_api_compat.is_torch_namespace(xp):
+        return E.clamp_(max=0.0).exp_()
+    if array_api_compat.is_cupy_namespace(xp):
+        import cupy
+
+        cupy.minimum(E, 0.0, out=E)
+        return cupy.exp(E, out=E)
+    return xp.exp(xp.clip(E, max=0.0))
+
+
+def add_to_diagonal(A, value, xp):
+    """``A + value·I``: in place for PyTorch, CuPy and numpy (no second n × n array), a new
+    array otherwise."""
+    if array_api_compat.is_torch_namespace(xp):
+        A.diagonal().add_(value)
+        return A
+    if array_api_compat.is_cupy_namespace(xp) or array_api_compat.is_numpy_namespace(xp):
+        idx = xp.arange(A.shape[0])
+        A[idx, idx] += value
+        return A
+    n = A.shape[0]
+    return A + value * xp.eye(n, dtype=A.dtype, device=device_of(A))
+
+
+def _cholesky_lower(A, xp):
+    """Lower Cholesky factor, or None when A is not numerically positive definite."""
+    if array_api_compat.is_torch_namespace(xp):
+        import torch
+
+        L, info = torch.linalg.cholesky_ex(A)
+        return L if int(info) == 0 else None
+    try:
+        L = xp.linalg.cholesky(A)
+    except Exception as err:  # each library has its own LinAlgError
+        if "LinAlgError" in type(err).__name__ or "positive" in str(err).lower():
+            return None
+        raise
+    # some libraries (CuPy) return NaN instead of raising
+    return L if bool(xp.all(xp.isfinite(xp.linalg.diagonal(L)))) else None
+
+
+def cholesky_upper(A, xp, name):
+    r"""Upper factor T with :math:`T^T T = A + sI` for the smallest shift
+    :math:`s = \varepsilon M \max(1, \max_i A_{ii})\cdot 100^k` that succeeds (k ≤ 11), and s.
+
+    ``A`` may be modified (the shift is added in place where the library allows it). Raises
+    a ValueError naming ``name`` when no shift up to :math:`10^{22}\varepsilon M` works.
+    """
+    M = A.shape[0]
+    eps = float(xp.finfo(A.dtype).eps)
+    shift = eps * M * max(1.0, float(xp.max(xp.linalg.diagonal(A))))
+    added = 0.0
+    for _ in range(12):
+        B = add_to_diagonal(A, shift - added, xp)
+        added = shift
+        L = _cholesky_lower(B, xp)
+        if L is not None:
+            return L.T, shift
+        if B is not A:  # a copy: keep A unshifted
+            added = 0.0
+        shift *= 100
+    raise ValueError(
+        f"{name} is not positive definite even after adding {shift / 100:.1e}·I; is the "
+        "kernel positive semidefinite?"
+    )
+
+
+def solve_triangular(T, B, xp, *, upper=True, transpose=False):
+    """Solve ``T X = B`` (``Tᵀ X = B`` with ``transpose=True``) for triangular T.
+
+    PyTorch and CuPy call their triangular solvers (O(M²) per column, and for PyTorch no copy
+    of a transposed T); array-api-strict and other libraries fall back to the standard's
+    general ``linalg.solve``.
+    """
+    if B.ndim == 1:
+        return solve_triangular(T, B[:, None], xp, upper=upper, transpose=transpose)[:, 0]
+    if array_api_compat.is_torch_namespace(xp):
+        import torch
+
+        A = T.mT if transpose else T
+        return torch.linalg.solve_triangular(A, B, upper=upper != transpose)
+    if array_api_compat.is_numpy_namespace(xp):  # the host side of a dask fit
+        from scipy.linalg import solve_triangular as scipy_solve_triangular
+
+        return scipy_solve_triangular(T, B, lower=not upper, trans="T" if transpose else "N")
+    if array_api_compat.is_cupy_namespace(xp):
+        from cupyx.scipy.linalg import solve_triangular as cupy_solve_triangular
+
+        return cupy_solve_triangular(T, B, lower=not upper, trans="T" if transpose else "N")
+    A = T.T if transpose else T
+    return xp.linalg.solve(A, B)

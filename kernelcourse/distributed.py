@@ -1,0 +1,285 @@
+r"""Beyond one machine: random-feature ridge and FALKON on ``dask.array`` inputs.
+
+Both estimators need the data only through sums over rows, so each chunk of rows is processed
+where it lives (on a ``dask.distributed`` worker) and only small results travel:
+
+* :class:`DaskFeatureRidge` — ridge on an approximate feature map ψ (strategy ⑤ of lecture
+  000, the model of :class:`~kernelcourse.scale.StreamingFeatureRidge`). Each chunk
+  contributes :math:`[Z\;1]^T[Z\;1\;Y]` with :math:`Z = \psi(X_{\text{chunk}})`, a
+  (D + 1) × (D + 1 + k) matrix; a tree reduction adds them, and the D × D solve runs on the
+  client.
+* :class:`DaskNystroemKRR` — Nyström KRR by FALKON (the model of
+  :class:`~kernelcourse.scale.NystroemKRR`). Every conjugate-gradient iteration needs
+  :math:`K_{nM}^T(K_{nM}v)`: each chunk computes its block of :math:`K_{nM}` against the M
+  centres, multiplies, and returns an M × k matrix; those are summed. The preconditioner
+  (M × M) is built and applied on the client, with the same code as the array-API path
+  (:func:`kernelcourse.devices.falkon_solve`).
+
+Results equal the in-memory estimators' up to round-off. Persist the data on the cluster
+(``X = X.persist()``) before fitting, so that the ~20 passes of FALKON read it from the
+workers' memory instead of recomputing it. dask is an optional dependency
+(``pip install "kernelcourse[dask]"``), imported when these estimators are used.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import array_api_compat
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .devices import falkon_solve
+from .features import RandomFourierFeatures
+from .kernels import resolve_kernel
+from .scale import NystroemKRR, ProgressPrinter, _is_fitted
+
+__all__ = ["DaskFeatureRidge", "DaskNystroemKRR"]
+
+
+def _dask_array():
+    try:
+        import dask.array as da
+    except ImportError as err:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            'kernelcourse.distributed needs dask: pip install "kernelcourse[dask]"'
+        ) from err
+    return da
+
+
+def _check_rows(X, y=None):
+    """X as a 2-D dask array chunked along rows only (one chunk of columns); y as a 2-D
+    dask array with the same row chunks, and whether y was 1-D."""
+    da = _dask_array()
+    if not isinstance(X, da.Array):
+        raise TypeError(f"X must be a dask.array.Array, got {type(X).__name__}.")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}.")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first.")
+    X = X.rechunk({1: -1})
+    if y is None:
+        return X, None, None
+    y = da.asarray(y)
+    if y.ndim not in (1, 2) or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must have shape ({X.shape[0]},) or ({X.shape[0]}, k), got {y.shape}.")
+    single = y.ndim == 1
+    Y = (y[:, None] if single else y).astype(np.float64).rechunk((X.chunks[0], -1))
+    return X, Y, single
+
+
+def _per_chunk_sum(func, X, Y, shape):
+    """Σ over row chunks of ``func(x_chunk, y_chunk)``, each of ``shape``, by a tree
+    reduction on the cluster; returned as a numpy array."""
+    da = _dask_array()
+    a, b = shape
+    stacked = da.blockwise(
+        lambda x, y: func(x, y)[None],
+        "iab",
+        X,
+        "ij",
+        Y,
+        "ik",
+        new_axes={"a": a, "b": b},
+        adjust_chunks={"i": 1},
+        concatenate=True,
+        dtype=np.float64,
+        meta=np.empty((0, 0, 0)),
+    )
+    return stacked.sum(axis=0).compute()
+
+
+class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
+    r"""Ridge regression on an approximate feature map, fitted on a ``dask.array``.
+
+    The model of :class:`~kernelcourse.scale.StreamingFeatureRidge`,
+
+    .. math:: (Z_c^T Z_c + \lambda n I)\, w = Z_c^T (y - \bar y),
+
+    from the per-chunk sums :math:`Z^TZ`, :math:`Z^Ty`, :math:`\sum z`, :math:`\sum y`
+    (module docstring); a fit on chunks of b rows equals ``StreamingFeatureRidge`` with
+    ``block_size=b`` on the same rows.
+
+    Parameters
+    ----------
+    features : transformer or None
+        The feature map ψ: a fitted transformer is used as it is, an unfitted one is cloned
+        and fitted on the first chunk of rows; None means
+        ``RandomFourierFeatures(n_components=100)``.
+    lam : float > 0, default=1e-6
+        Ridge λ with per-sample scaling (penalty λ n ‖w‖²).
+    random_state : int, RandomState or None
+        Seed for the default feature map.
+
+    Attributes
+    ----------
+    features_ : transformer
+    coef_ : ndarray of shape (D,) or (n_targets, D)
+    intercept_ : float or ndarray of shape (n_targets,)
+    n_samples_seen_ : int
+    n_features_in_ : int
+
+    References
+    ----------
+    Lecture 000 (strategy ⑤: approximate features on the fly); Rahimi and Recht (2007).
+    """
+
+    def __init__(self, features=None, *, lam=1e-6, random_state=None):
+        self.features = features
+        self.lam = lam
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Accumulate the sufficient statistics over the chunks of X and solve for w."""
+        if not (isinstance(self.lam, float | int) and self.lam > 0):
+            raise ValueError(f"lam must be a number > 0, got {self.lam!r}.")
+        X, Y, single = _check_rows(X, y)
+        first = X.blocks[0].compute()
+        if self.features is None:
+            self.features_ = RandomFourierFeatures(random_state=self.random_state).fit(first)
+        elif _is_fitted(self.features):
+            self.features_ = copy.deepcopy(self.features)
+        else:
+            self.features_ = clone(self.features).fit(first)
+        features = self.features_
+        D = np.asarray(features.transform(first[:1])).shape[1]
+        k = Y.shape[1]
+
+        def stats(xb, yb):
+            Z = np.asarray(features.transform(xb), dtype=np.float64)
+            Za = np.hstack([Z, np.ones((len(Z), 1))])
+            return Za.T @ np.hstack([Za, yb])
+
+        S = _per_chunk_sum(stats, X, Y, (D + 1, D + 1 + k))
+        n = S[D, D]
+        zbar, ybar = S[:D, D] / n, S[D, D + 1 :] / n
+        G = S[:D, :D] - n * np.outer(zbar, zbar)
+        c = S[:D, D + 1 :] - n * np.outer(zbar, ybar)
+        G[np.diag_indices_from(G)] += self.lam * n
+        W = linalg.solve(G, c, assume_a="pos")
+        b = ybar - zbar @ W
+        self.n_samples_seen_ = int(round(n))
+        self.n_features_in_ = X.shape[1]
+        self._single_output = single
+        if single:
+            self.coef_, self.intercept_ = W[:, 0], float(b[0])
+        else:
+            self.coef_, self.intercept_ = W.T, b
+        return self
+
+    def predict(self, X):
+        """w·ψ(x) + b for every row, as a lazy dask array with X's row chunks."""
+        check_is_fitted(self, "coef_")
+        X, _, _ = _check_rows(X)
+        features, coef, intercept = self.features_, self.coef_, self.intercept_
+
+        def block(xb):
+            return np.asarray(features.transform(xb), dtype=np.float64) @ coef.T + intercept
+
+        if self._single_output:
+            return X.map_blocks(block, drop_axis=1, dtype=np.float64)
+        return X.map_blocks(block, chunks=(X.chunks[0], (coef.shape[0],)), dtype=np.float64)
+
+
+class DaskNystroemKRR(NystroemKRR):
+    r"""Nyström kernel ridge regression by FALKON, fitted on a ``dask.array``.
+
+    The model and parameters of :class:`~kernelcourse.scale.NystroemKRR` (centres drawn with
+    the same ``random_state``, so both choose the same rows); each CG iteration is one pass
+    over the chunks, each returning :math:`K_{b M}^T (K_{bM} v)` (module docstring). With
+    ``precompute=True`` one pass returns the chunks' :math:`K_{bM}^T K_{bM}` instead and CG
+    touches no data. ``block_memory`` does not apply: a chunk is a block.
+
+    Attributes
+    ----------
+    As :class:`~kernelcourse.scale.NystroemKRR`, as numpy arrays.
+    """
+
+    def fit(self, X, y):
+        """Draw the centres, then run FALKON with the products computed on the cluster."""
+        self._validate_params()
+        X, Y, single = _check_rows(X, y)
+        X = X.astype(self.dtype)
+        n, d = X.shape
+        self._single_output = single
+        self.n_features_in_ = d
+        M = self.n_centers
+        if M > n:
+            import warnings
+
+            warnings.warn(
+                f"n_centers={M} > n_samples={n}; using all {n} points as centres.",
+                UserWarning,
+                stacklevel=2,
+            )
+            M = n
+        rng = check_random_state(self.random_state)
+        idx = np.sort(rng.choice(n, size=M, replace=False))
+        kernel = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
+        centers = np.asarray(X[idx].compute())
+        y_mean = Y.mean(axis=0).compute()
+        k = Y.shape[1]
+
+        def knm_t(V):
+            def part(xb, yb):
+                Kb = kernel(xb, centers)
+                return Kb.T @ (Kb @ V.astype(Kb.dtype, copy=False))
+
+            return _per_chunk_sum(part, X, Y, (M, V.shape[1]))
+
+        def rhs_part(xb, yb):
+            Kb = kernel(xb, centers)
+            return Kb.T @ (yb - y_mean).astype(Kb.dtype, copy=False)
+
+        rhs = _per_chunk_sum(rhs_part, X, Y, (M, k))
+        gram = None
+        if self.precompute:
+
+            def gram_part(xb, yb):
+                Kb = np.asarray(kernel(xb, centers), dtype=np.float64)
+                return Kb.T @ Kb
+
+            gram = _per_chunk_sum(gram_part, X, Y, (M, M))
+        callback = self.callback
+        if callback is None and self.verbose:
+            callback = ProgressPrinter()
+        xp = array_api_compat.array_namespace(rhs)
+        alpha, history = falkon_solve(
+            lambda: np.asarray(kernel(centers), dtype=np.float64),
+            knm_t,
+            rhs,
+            n,
+            float(self.lam),
+            xp,
+            preconditioner=self.preconditioner,
+            maxiter=self.maxiter,
+            tol=self.tol,
+            callback=callback,
+            gram=gram,
+        )
+        self.kernel_ = kernel
+        self.center_indices_ = idx
+        self.centers_ = centers
+        self.y_mean_ = y_mean
+        self.dual_coef_ = alpha
+        self.history_ = np.asarray(history)
+        self.n_iter_ = len(history) - 1
+        self.n_centers_ = M
+        return self
+
+    def predict(self, X):
+        r""":math:`f(x) = \sum_j \alpha_j K(x, \tilde x_j) + \bar y`, a lazy dask array."""
+        check_is_fitted(self, "dual_coef_")
+        X, _, _ = _check_rows(X)
+        kernel, centers, alpha, y_mean = self.kernel_, self.centers_, self.dual_coef_, self.y_mean_
+        X = X.astype(self.dtype)
+
+        def block(xb):
+            return kernel(xb, centers) @ alpha + y_mean
+
+        if self._single_output:
+            return X.map_blocks(lambda xb: block(xb)[:, 0], drop_axis=1, dtype=np.float64)
+        return X.map_blocks(block, chunks=(X.chunks[0], (alpha.shape[1],)), dtype=np.float64)

@@ -1,0 +1,350 @@
+"""The array-API path: array-api-strict and PyTorch (CPU; CUDA where present) give the numpy
+path's results, in the input's library and on its device; the backend shim's operations."""
+
+import importlib.util
+
+import array_api_compat
+import numpy as np
+import pytest
+import sklearn
+from scipy.linalg import LinAlgWarning
+from sklearn.utils.estimator_checks import check_array_api_input_and_values
+
+from kernelcourse import _array_api as aa
+from kernelcourse import devices
+from kernelcourse import kernels as kn
+from kernelcourse.features import Nystroem, RandomFourierFeatures
+from kernelcourse.ridge import KernelRidge
+from kernelcourse.scale import NystroemKRR, NystroemKRRClassifier
+
+xs = pytest.importorskip("array_api_strict")
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+HAVE_CUDA = HAVE_TORCH and __import__("torch").cuda.is_available()
+
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed")
+needs_cuda = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not HAVE_CUDA, reason="needs a CUDA device"),
+]
+
+# (name, device) of every namespace tested here; torch on the CPU and CUDA when available
+NAMESPACES = [
+    pytest.param("array_api_strict", None, id="strict"),
+    pytest.param("torch", "cpu", id="torch-cpu", marks=needs_torch),
+    pytest.param("torch", "cuda", id="torch-cuda", marks=needs_cuda),
+]
+
+
+@pytest.fixture
+def dispatch(monkeypatch):
+    # scikit-learn refuses array_api_dispatch unless scipy's own switch is set; nothing here
+    # calls scipy on non-numpy arrays, so setting the variable is enough.
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    with sklearn.config_context(array_api_dispatch=True):
+        yield
+
+
+def convert(a, name, device):
+    if name == "torch":
+        import torch
+
+        return torch.asarray(a, device=device)
+    return xs.asarray(a)
+
+
+def data(n=240, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.1 * rng.normal(size=n)
+    labels = (X[:, 1] > 0).astype(int) + (X[:, 2] > 0.3).astype(int)
+    return X, y, labels
+
+
+def check_same_place(out, ref_input):
+    assert aa.namespace_of(out) is not None
+    assert type(out) is type(ref_input)
+    assert str(aa.device_of(out)) == str(aa.device_of(ref_input))
+
+
+# CG run to convergence, so that both paths reach the same solution whatever their round-off
+CONVERGED = dict(maxiter=60, tol=1e-10, random_state=0)
+
+ESTIMATORS = {
+    "rff": (lambda: RandomFourierFeatures(gamma=0.3, n_components=64, random_state=0), "transform"),
+    "rff-cossin": (
+        lambda: RandomFourierFeatures(gamma=0.3, n_components=64, map="cossin", random_state=0),
+        "transform",
+    ),
+    "rff-complex": (
+        lambda: RandomFourierFeatures(gamma=0.3, n_components=64, map="complex", random_state=0),
+        "transform",
+    ),
+    "rff-laplacian-qmc": (
+        lambda: RandomFourierFeatures(
+            kernel="laplacian", gamma=0.5, n_components=32, sampling="qmc", random_state=0
+        ),
+        "transform",
+    ),
+    "nystroem": (lambda: Nystroem(gamma=0.3, n_components=50, random_state=0), "transform"),
+    "nystroem-rank": (
+        lambda: Nystroem(kernel="matern", n_components=40, rank=20, random_state=0),
+        "transform",
+    ),
+    "nystroem-leverage": (
+        lambda: Nystroem(gamma=0.3, n_components=40, sampling="leverage", random_state=0),
+        "transform",
+    ),
+    "kernel-ridge": (lambda: KernelRidge(gamma=0.3, lam=1e-2), "predict"),
+    "kernel-ridge-laplacian": (lambda: KernelRidge(kernel="laplacian", lam=0.1), "predict"),
+    "nystroem-krr": (
+        lambda: NystroemKRR(gamma=0.3, lam=1e-3, n_centers=60, **CONVERGED),
+        "predict",
+    ),
+    "nystroem-krr-precompute": (
+        lambda: NystroemKRR(gamma=0.3, lam=1e-3, n_centers=60, precompute=True, **CONVERGED),
+        "predict",
+    ),
+    "nystroem-krr-plain-cg": (
+        lambda: NystroemKRR(
+            gamma=0.3,
+            lam=1e-1,
+            n_centers=20,
+            preconditioner=None,
+            maxiter=300,
+            tol=1e-10,
+            random_state=0,
+        ),
+        "predict",
+    ),
+}
+
+
+@pytest.mark.parametrize("name,device", NAMESPACES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("which", sorted(ESTIMATORS))
+def test_same_results_as_numpy(dispatch, which, dtype, name, device):
+    make, method = ESTIMATORS[which]
+    X, y, _ = data()
+    X = X.astype(dtype)
+    ref = getattr(make().fit(X, y), method)(X)
+    Xd = convert(X, name, device)
+    model = make().fit(Xd, convert(y, name, device))
+    out = getattr(model, method)(Xd)
+    check_same_place(out, Xd)
+    got = aa.to_numpy(out)
+    assert got.dtype == ref.dtype
+    # float32 kernel blocks differ in round-off between the two formulas; the FALKON solve
+    # (CG to tol 1e-7 on a system with condition ~1/λ) amplifies it a little
+    tol = 1e-4 if dtype == np.float32 else 1e-6
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("name,device", NAMESPACES)
+def test_classifier_same_predictions(dispatch, name, device):
+    X, _, labels = data(n=300)
+    kw = dict(gamma=0.3, lam=1e-3, n_centers=60, **CONVERGED)
+    ref = NystroemKRRClassifier(**kw).fit(X, labels)
+    Xd = convert(X, name, device)
+    model = NystroemKRRClassifier(**kw).fit(Xd, convert(labels, name, device))
+    scores = aa.to_numpy(model.decision_function(Xd))
+    np.testing.assert_allclose(scores, ref.decision_function(X), rtol=1e-6, atol=1e-6)
+    pred = model.predict(Xd)
+    check_same_place(pred, Xd)
+    # scores agree to 1e-6, so only points that close to a tie could change class
+    margin = np.sort(ref.decision_function(X), axis=1)
+    safe = (margin[:, -1] - margin[:, -2]) > 1e-5
+    np.testing.assert_array_equal(aa.to_numpy(pred)[safe], ref.predict(X)[safe])
+    # string labels stay on the host
+    words = np.array(["a", "b", "c"])[labels]
+    model = NystroemKRRClassifier(**kw).fit(Xd, words)
+    assert isinstance(model.predict(Xd), np.ndarray)
+
+
+@pytest.mark.parametrize("name,device", NAMESPACES)
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        RandomFourierFeatures(n_components=20, random_state=0),
+        Nystroem(n_components=20, random_state=0),
+        KernelRidge(lam=0.1),
+        NystroemKRR(n_centers=20, random_state=0),
+        NystroemKRRClassifier(n_centers=20, random_state=0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_scikit_learn_array_api_check(monkeypatch, estimator, name, device):
+    """scikit-learn's own check: attributes and outputs in the input's namespace and device,
+    with the numpy path's values."""
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    check_array_api_input_and_values(
+        type(estimator).__name__, estimator, array_namespace=name, device_name=device
+    )
+
+
+def test_numpy_input_keeps_numpy_path(dispatch):
+    X, y, _ = data()
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = RandomFourierFeatures(n_components=32, random_state=0).fit(X).transform(X)
+    out = RandomFourierFeatures(n_components=32, random_state=0).fit(X).transform(X)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=0)
+    assert isinstance(NystroemKRR(n_centers=20).fit(X, y).dual_coef_, np.ndarray)
+
+
+def test_fitted_elsewhere_is_refused(monkeypatch):
+    X, y, _ = data()
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    with sklearn.config_context(array_api_dispatch=True):
+        model = KernelRidge(lam=0.1).fit(xs.asarray(X), xs.asarray(y))
+        with pytest.raises(ValueError, match="fitted on array_api_strict"):
+            model.predict(X)
+    with pytest.raises(ValueError, match="array_api_dispatch=True"):
+        model.predict(X)
+    numpy_model = Nystroem(n_components=10).fit(X)
+    with sklearn.config_context(array_api_dispatch=True):
+        with pytest.raises(ValueError, match="fitted on numpy"):
+            numpy_model.transform(xs.asarray(X))
+
+
+def test_kernel_without_array_api_form(dispatch):
+    X, y, _ = data()
+    with pytest.raises(TypeError, match="no array-API form"):
+        KernelRidge(kernel=kn.exp(kn.Linear())).fit(xs.asarray(X), xs.asarray(y))
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        kn.RBF(0.2),
+        kn.Laplacian(0.3),
+        kn.Matern(0.5),
+        kn.Matern(1.5, length_scale=2.0),
+        kn.Matern(2.5),
+        kn.Polynomial(3, gamma=0.2, coef0=1.0),
+        kn.Linear(),
+        kn.Linear(np.diag([1.0, 2.0, 0.5, 1.0, 3.0])),
+        kn.Cosine(),
+        2.0 * kn.RBF(0.1) + kn.Polynomial(2) * kn.Laplacian(0.2),
+    ],
+    ids=repr,
+)
+def test_gram_block_matches_kernels(kernel):
+    X, _, _ = data(n=30)
+    Y = X[:7] + 0.1
+    got = aa.to_numpy(devices.gram_block(kernel, xs.asarray(X), xs.asarray(Y), xp=xs))
+    np.testing.assert_allclose(got, kernel(X, Y), rtol=1e-12, atol=1e-12)
+
+
+def test_not_positive_definite_warns_and_solves(dispatch):
+    X, y, _ = data(n=40)
+    X = np.vstack([X, X[:5]])  # duplicate rows: K is singular, λ = 0 leaves it so
+    y = np.concatenate([y, y[:5]])
+    with pytest.warns(LinAlgWarning, match="not numerically positive definite"):
+        model = KernelRidge(kernel="linear", lam=0.0).fit(xs.asarray(X), xs.asarray(y))
+    with pytest.warns(LinAlgWarning):
+        ref = KernelRidge(kernel="linear", lam=0.0).fit(X, y)
+    np.testing.assert_allclose(
+        aa.to_numpy(model.predict(xs.asarray(X))), ref.predict(X), rtol=1e-6, atol=1e-8
+    )
+
+
+# -- the shim ----------------------------------------------------------------------------------
+def test_cholesky_upper_adds_the_smallest_jitter_that_works():
+    rng = np.random.default_rng(1)
+    B = rng.normal(size=(6, 3))
+    A = B @ B.T  # rank 3: needs a jitter
+    T, shift = aa.cholesky_upper(xs.asarray(A), xs, "A")
+    T = aa.to_numpy(T)
+    assert shift > 0
+    np.testing.assert_allclose(T.T @ T, A + shift * np.eye(6), atol=1e-12)
+    assert np.allclose(T, np.triu(T))
+    with pytest.raises(ValueError, match="A is not positive definite"):
+        aa.cholesky_upper(xs.asarray(-1e9 * np.eye(3)), xs, "A")
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("name,device", NAMESPACES)
+def test_solve_triangular(name, device, upper, transpose):
+    rng = np.random.default_rng(2)
+    T = rng.normal(size=(5, 5)) + 5 * np.eye(5)
+    T = np.triu(T) if upper else np.tril(T)
+    B = rng.normal(size=(5, 2))
+    xp = array_api_compat.array_namespace(convert(T, name, device))
+    got = aa.solve_triangular(
+        convert(T, name, device), convert(B, name, device), xp, upper=upper, transpose=transpose
+    )
+    A = T.T if transpose else T
+    np.testing.assert_allclose(A @ aa.to_numpy(got), B, atol=1e-12)
+    one = aa.solve_triangular(
+        convert(T, name, device),
+        convert(B[:, 0], name, device),
+        xp,
+        upper=upper,
+        transpose=transpose,
+    )
+    np.testing.assert_allclose(aa.to_numpy(one), aa.to_numpy(got)[:, 0], atol=1e-12)
+
+
+def test_block_rows_budget_and_errors(monkeypatch):
+    assert aa.block_rows(1024, None, xp=xs, device=None) == 256 * 1024
+    assert aa.block_rows(1024, 2, xp=xs, device=None) == 2048
+    with pytest.raises(ValueError, match="block_memory=0.001 MB cannot hold one row"):
+        aa.block_rows(2**20, 0.001, xp=xs, device=None)
+    # an accelerator with 1 GB free
+    monkeypatch.setattr(aa, "free_memory", lambda xp, device: 2**30)
+    assert aa.block_rows(2**20, None, xp=xs, device="gpu", resident=2**29) == 256
+    with pytest.raises(ValueError, match="block_memory=800 MB does not fit"):
+        aa.block_rows(2**20, 800, xp=xs, device="gpu", resident=2**29)
+    with pytest.raises(ValueError, match="no block_memory fits"):
+        aa.block_rows(2**20, None, xp=xs, device="gpu", resident=2**30)
+
+
+def test_nystroem_krr_refuses_a_block_that_does_not_fit(dispatch, monkeypatch):
+    X, y, _ = data()
+    monkeypatch.setattr(aa, "free_memory", lambda xp, device: 2**20)  # a 1 MB device
+    model = NystroemKRR(n_centers=100, block_memory=4, random_state=0)
+    with pytest.raises(ValueError, match="block_memory=4 MB does not fit"):
+        model.fit(xs.asarray(X), xs.asarray(y))
+    with pytest.raises(ValueError, match="do not fit"):
+        KernelRidge().fit(xs.asarray(np.vstack([X] * 2)), xs.asarray(np.concatenate([y] * 2)))
+
+
+def test_max_float_and_move():
+    dev = xs.Device("CPU_DEVICE")
+    assert aa.max_float(xs, dev) == xs.float64
+    moved = aa.move(np.arange(3), xs, dev)
+    assert isinstance(moved, type(xs.asarray(0)))
+    np.testing.assert_array_equal(aa.to_numpy(moved), np.arange(3))
+    a = xs.asarray([1.0, 2.0])
+    assert aa.move(a, xs, dev) is a
+
+
+@needs_torch
+def test_falkon_callback_and_history_on_torch(dispatch):
+    import torch
+
+    X, y, _ = data()
+    seen = []
+    model = NystroemKRR(
+        n_centers=30,
+        maxiter=4,
+        tol=0,
+        random_state=0,
+        callback=lambda it, a, r: seen.append((it, type(a), r)),
+    ).fit(torch.asarray(X), torch.asarray(y))
+    assert [s[0] for s in seen] == [1, 2, 3, 4]
+    assert all(s[1] is torch.Tensor for s in seen)
+    np.testing.assert_allclose([s[2] for s in seen], aa.to_numpy(model.history_)[1:])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAVE_CUDA, reason="needs a CUDA device")
+def test_cuda_block_memory_beyond_the_device_is_refused(dispatch):
+    import torch
+
+    X, y, _ = data()
+    free = aa.free_memory(aa.namespace_of(torch.ones(1, device="cuda")), torch.device("cuda"))
+    model = NystroemKRR(n_centers=50, block_memory=2 * free / 2**20, random_state=0)
+    with pytest.raises(ValueError, match="block_memory=.* does not fit"):
+        model.fit(torch.asarray(X, device="cuda"), torch.asarray(y, device="cuda"))

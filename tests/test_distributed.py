@@ -1,0 +1,88 @@
+"""Random-feature ridge and FALKON on dask arrays, through a local two-process cluster, equal
+the in-memory estimators."""
+
+import numpy as np
+import pytest
+
+from kernelcourse.features import Nystroem, RandomFourierFeatures
+from kernelcourse.scale import NystroemKRR, StreamingFeatureRidge
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from kernelcourse.distributed import DaskFeatureRidge, DaskNystroemKRR  # noqa: E402
+
+pytestmark = pytest.mark.dask
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two worker processes with one thread each, closed whatever the tests do."""
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        processes=True,
+        threads_per_worker=1,
+        memory_limit="1GiB",
+        dashboard_address=None,
+        scheduler_port=0,
+    )
+    try:
+        with distributed.Client(cluster, timeout="60s") as c:
+            yield c
+    finally:
+        cluster.close(timeout=30)
+
+
+def data(n=900, d=4, k=1, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    Y = np.column_stack([np.sin(X[:, j % d]) + 0.1 * rng.normal(size=n) for j in range(k)])
+    return X, Y[:, 0] if k == 1 else Y
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_feature_ridge_equals_streaming(client, k):
+    X, y = data(k=k)
+    features = RandomFourierFeatures(gamma=0.5, n_components=40, random_state=0)
+    Xd = da.from_array(X, chunks=(200, 2)).persist()
+    yd = da.from_array(y, chunks=200 if k == 1 else (200, k))
+    model = DaskFeatureRidge(features, lam=1e-4).fit(Xd, yd)
+    ref = StreamingFeatureRidge(features, lam=1e-4, block_size=200).fit(X, y)
+    np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, rtol=1e-8, atol=1e-10)
+    assert model.n_samples_seen_ == len(X)
+    pred = model.predict(Xd)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_allclose(pred.compute(), ref.predict(X), rtol=1e-8, atol=1e-10)
+
+
+def test_feature_ridge_with_a_fitted_nystroem_map(client):
+    X, y = data()
+    features = Nystroem(gamma=0.5, n_components=30, random_state=0).fit(X)
+    model = DaskFeatureRidge(features, lam=1e-3).fit(da.from_array(X, chunks=250), y)
+    ref = StreamingFeatureRidge(features, lam=1e-3, block_size=len(X)).fit(X, y)
+    np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("precompute,k", [(False, 1), (True, 2)])
+def test_falkon_equals_in_memory(client, precompute, k):
+    X, y = data(k=k)
+    kw = dict(gamma=0.5, lam=1e-3, n_centers=50, maxiter=30, tol=1e-9, random_state=0)
+    Xd = da.from_array(X, chunks=(300, 4)).persist()
+    model = DaskNystroemKRR(precompute=precompute, **kw).fit(Xd, da.from_array(y, chunks=300))
+    ref = NystroemKRR(precompute=precompute, **kw).fit(X, y)
+    np.testing.assert_array_equal(model.center_indices_, ref.center_indices_)
+    pred = model.predict(Xd)
+    assert isinstance(pred, da.Array) and pred.shape == np.shape(y)
+    np.testing.assert_allclose(pred.compute(), ref.predict(X), rtol=1e-6, atol=1e-7)
+    assert model.n_iter_ >= 1 and model.history_[-1] < 1e-3
+
+
+def test_bad_inputs_are_named(client):
+    X, y = data(n=50)
+    with pytest.raises(TypeError, match="X must be a dask.array.Array"):
+        DaskFeatureRidge().fit(X, y)
+    with pytest.raises(ValueError, match="y must have shape"):
+        DaskNystroemKRR(n_centers=5).fit(da.from_array(X), da.from_array(y[:10]))
+    with pytest.raises(ValueError, match="lam must be a number > 0"):
+        DaskFeatureRidge(lam=0).fit(da.from_array(X), y)
