@@ -13,7 +13,9 @@ costs :math:`O(n^3)`. This module holds two ways around it.
 
   by conjugate gradient with the FALKON preconditioner (Rudi, Carratino & Rosasco 2017): with
   :math:`T = \operatorname{chol}(K_{MM})` and :math:`A = \operatorname{chol}(T T^T / M + \lambda I)`
-  the preconditioned system is well conditioned, so about 20 iterations suffice. Every iteration
+  the preconditioned system is well conditioned when M is of order 1/λ up to log factors, so the
+  number of iterations does not grow with n (about ten to reach 1e-6 at λ = 1/√n, M = 2√n on
+  Covertype); outside that regime it does. Without ``precompute`` every iteration
   needs one product :math:`v \mapsto K_{nM}^T K_{nM} v`, computed over row blocks of
   :math:`K_{nM}` whose size is capped in megabytes; the n × n (or even n × M) matrix is never
   stored. Memory: O(M² + block); time: O(n M d) per iteration.
@@ -559,7 +561,8 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     n_centers : int, default=500
         Number M of Nyström centres (capped at n with a warning).
     maxiter : int, default=20
-        Conjugate-gradient iterations t; FALKON needs about 20.
+        Conjugate-gradient iterations t; a few tens in FALKON's regime (M of order 1/λ up
+        to logs), more outside it.
     tol : float >= 0, default=1e-7
         Stop earlier once the relative residual of the preconditioned system is below ``tol``.
     preconditioner : {"falkon"} or None, default="falkon"
