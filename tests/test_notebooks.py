@@ -47,12 +47,12 @@ def test_notebook_skips_no_cell(path):
         assert "# NBVAL_SKIP" not in "".join(cell["source"]), f"{path.name} skips a cell"
 
 
-def test_sanitizer_rewrites_only_timings_and_addresses():
+def test_sanitizer_rewrites_only_timings_addresses_and_cell_file_names():
     import re
 
     text = (ROOT / "tests" / "nbval_sanitize.cfg").read_text()
     pairs = re.findall(r"regex: (.*)\nreplace: (.*)", text)
-    assert len(pairs) == 2
+    assert len(pairs) == 3
 
     def sanitize(s):
         for rx, rep in pairs:
@@ -61,6 +61,8 @@ def test_sanitizer_rewrites_only_timings_and_addresses():
 
     assert sanitize("fit took 0.153 s, predict 12 ms") == "fit took <TIME>, predict <TIME>"
     assert sanitize("<object at 0x7f3a2b1c9d10>") == "<object at <ADDRESS>>"
+    warning = "/tmp/ipykernel_690/920470821.py:12: ConvergenceWarning: residual 0.0015"
+    assert sanitize(warning) == "<CELL>: ConvergenceWarning: residual 0.0015"
     kept = "accuracy 0.9731, D = 2000, gamma = 0.5, 10 samples, error 1.2e-05"
     assert sanitize(kept) == kept
 
