@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "check_weights",
     "as_float_matrix",
     "check_positive",
     "check_nonnegative",
@@ -174,3 +175,19 @@ def check_fit_input(X, y=None, *, regression=False):
                     f"y must be numeric for a regressor, got non-numeric values such as "
                     f"{first!r}; use a classifier for labels."
                 ) from None
+
+
+def check_weights(sample_weight, X):
+    """Non-negative finite sample weights with a positive sum (errors name ``sample_weight``),
+    or None for all ones."""
+    from sklearn.utils.validation import _check_sample_weight
+
+    if sample_weight is None:
+        return None
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    except ValueError as err:
+        raise ValueError(f"sample_weight: {err}") from err
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero; at least one sample needs weight > 0.")
+    return sw

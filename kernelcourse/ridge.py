@@ -29,12 +29,12 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _array_api, devices
 from ._array_api import namespace_of
 from ._threads import single_blas_thread
-from ._validation import check_fit_input, finite_gram
+from ._validation import check_fit_input, check_weights, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
 
@@ -239,19 +239,6 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
     )
     sol = linalg.lstsq(M, b, check_finite=False)[0]
     return sol.astype(A.dtype, copy=False)
-
-
-def _check_weights(sample_weight, X):
-    """Non-negative finite sample weights with a positive sum, or None for all ones."""
-    if sample_weight is None:
-        return None
-    try:
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    except ValueError as err:
-        raise ValueError(f"sample_weight: {err}") from err
-    if not sw.sum() > 0:
-        raise ValueError("sample_weight sums to zero; at least one sample needs weight > 0.")
-    return sw
 
 
 def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
@@ -543,7 +530,7 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         check_fit_input(X, y, regression=True)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
-        sw = _check_weights(sample_weight, X)
+        sw = check_weights(sample_weight, X)
         w, intercept = _ridge_solve(X, y, float(self.lam), sw, self.fit_intercept)
         self.coef_ = w.T
         self.intercept_ = float(intercept) if y.ndim == 1 else intercept
@@ -675,7 +662,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
         self.kernel_ = self._resolve(X.shape[1])
         y = np.asarray(y, dtype=dtype)
-        sw = _check_weights(sample_weight, X)
+        sw = check_weights(sample_weight, X)
         root = None if sw is None else np.sqrt(sw).astype(dtype)
         if root is not None:
             y = y * (root if y.ndim == 1 else root[:, None])
@@ -842,7 +829,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
             dtype=np.float64,
             accept_sparse=self._accepts_sparse(),
         )
-        sw = _check_weights(sample_weight, X)
+        sw = check_weights(sample_weight, X)
         Phi = None
         if self.transformer is None:
             self.transformer_ = None

@@ -51,11 +51,11 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _array_api, devices
 from ._array_api import namespace_of
-from ._validation import check_fit_input, finite_gram
+from ._validation import check_fit_input, check_weights, finite_gram
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .ridge import preconditioned_cg, solve_regularized_psd
@@ -237,19 +237,6 @@ def _cholesky_upper(K, name, eps=2.220446049250313e-16):
         f"{name} is not positive definite even after adding {shift:.1e}·I; "
         "is the kernel positive semidefinite?"
     )
-
-
-def _checked_weights(sample_weight, X):
-    """Non-negative sample weights with a positive sum (errors name sample_weight), or None."""
-    if sample_weight is None:
-        return None
-    try:
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    except ValueError as err:
-        raise ValueError(f"sample_weight: {err}") from err
-    if not sw.sum() > 0:
-        raise ValueError("sample_weight sums to zero; at least one sample needs weight > 0.")
-    return sw
 
 
 # block_memory=None on the host: 256 MB blocks of K_nM (on an accelerator: half its free memory)
@@ -656,7 +643,7 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         )
         Y = np.asarray(y, dtype=np.float64)
         self._single_output = Y.ndim == 1
-        sw = _checked_weights(sample_weight, X)
+        sw = check_weights(sample_weight, X)
         self._fit_targets(X, Y[:, None] if self._single_output else Y, sw)
         return self
 
@@ -698,7 +685,7 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
         else:
             check_fit_input(X, y)
             X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
-            sw = _checked_weights(sample_weight, X)
+            sw = check_weights(sample_weight, X)
         check_classification_targets(y)
         self._binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = self._binarizer.fit_transform(y).astype(np.float64)
