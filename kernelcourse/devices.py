@@ -162,6 +162,18 @@ def fourier_transform(est, X, xp):
 
 
 # -- Nyström features ------------------------------------------------------------------------------
+def rank_deficiency_message(m, info):
+    """The warning for a numerically rank-deficient K̂, shared by the numpy and device paths;
+    ``info`` is what ``_pinv_sqrt`` returns."""
+    return (
+        f"K̂ ({m}×{m}, the kernel matrix of the landmarks) is numerically "
+        f"rank-deficient: condition number λ_max/|λ_min| = {info['cond']:.3g}; "
+        f"{m - info['n_keep']} eigenvalues <= {info['tol']:.3g} (m·ε·λ_max) were "
+        f"dropped and the pseudo-inverse has rank {info['n_keep']}. Duplicate landmarks "
+        "or a fast-decaying spectrum cause this; fewer components would lose nothing."
+    )
+
+
 def _pinv_sqrt(K_hat, rank, eps, xp):
     """Array-API twin of :func:`kernelcourse.features.nystroem._pinv_sqrt`: eigen-decompose K̂
     (in float64 where supported) and return the kept eigenvalues, D_r^{-1/2} V_rᵀ and the
@@ -224,15 +236,7 @@ def nystroem_fit(est, X, xp, rng, kernel, warning):
     K_hat = xp.astype(gram_block(kernel, basis, xp=xp), pdtype)
     evals, normalization, info = _pinv_sqrt(K_hat, est.rank, eps, xp)
     if info["n_keep"] < m:
-        warnings.warn(
-            f"K̂ ({m}×{m}, the kernel matrix of the landmarks) is numerically "
-            f"rank-deficient: condition number λ_max/|λ_min| = {info['cond']:.3g}; "
-            f"{m - info['n_keep']} eigenvalues <= {info['tol']:.3g} (m·ε·λ_max) were "
-            f"dropped and the pseudo-inverse has rank {info['n_keep']}. Duplicate landmarks "
-            "or a fast-decaying spectrum cause this; fewer components would lose nothing.",
-            warning,
-            stacklevel=3,
-        )
+        warnings.warn(rank_deficiency_message(m, info), warning, stacklevel=3)
     est.kernel_ = kernel
     est.components_ = basis
     est.component_indices_ = aa.from_numpy(indices, xp, device)

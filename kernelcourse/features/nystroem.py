@@ -321,13 +321,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         evals, normalization, info = _pinv_sqrt(kernel(basis), self.rank, eps)
         if info["n_keep"] < m:
             warnings.warn(
-                f"K̂ ({m}×{m}, the kernel matrix of the landmarks) is numerically "
-                f"rank-deficient: condition number λ_max/|λ_min| = {info['cond']:.3g}; "
-                f"{m - info['n_keep']} eigenvalues <= {info['tol']:.3g} (m·ε·λ_max) were "
-                f"dropped and the pseudo-inverse has rank {info['n_keep']}. Duplicate landmarks "
-                "or a fast-decaying spectrum cause this; fewer components would lose nothing.",
-                RankDeficiencyWarning,
-                stacklevel=2,
+                devices.rank_deficiency_message(m, info), RankDeficiencyWarning, stacklevel=2
             )
         self.kernel_ = kernel
         self.components_ = basis
