@@ -35,7 +35,7 @@ def installed(tmp_path_factory):
     )
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run(
-        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(src)],
+        [*pip, "wheel", "--no-deps", "-w", str(tmp / "dist"), str(src)],
         check=True,
         timeout=300,
     )
