@@ -69,7 +69,7 @@ FULL = {
         "n_grids": [100, 200, 400, 600],
     },
     "binning": {"tol": 1e-3, "maxiter": 30},
-    "rff_gamma_grid": [0.005, 0.01, 0.02, 0.05, 0.1],
+    "rff_gamma_grid": [0.01, 0.02, 0.05, 0.1, 0.2, 0.5],
     "rff_gamma_subset": 100_000,
     "rff_gamma_components": 2000,
     "rff": {"n_components": 4000, "lam": 1e-6, "block_size": 10_000},
