@@ -148,8 +148,9 @@ class Table:
         return self.to_styler().to_html()
 
     def to_styler(self):
-        """The table as a pandas ``Styler``: numeric columns right-aligned, no index, a
-        caption, and stable element ids (derived from the content), as the book renders it.
+        """The table as a pandas ``Styler``: numeric cells right-aligned and text cells
+        left-aligned (each header as the majority of its column), no index, a caption, and
+        stable element ids (derived from the layout, not the values), as the book renders it.
 
         Needs pandas (the ``notebooks`` extra)."""
         try:
@@ -164,18 +165,30 @@ class Table:
         layout = [self.title or "", *self.headers, *(c for r in self.cells for c in r)]
         layout = _DIGITS.sub("#", repr((len(self.headers), layout)))
         uuid = hashlib.sha1(layout.encode("utf-8")).hexdigest()[:10]
-        right = [
-            {"selector": f"td.col{j}, th.col_heading.col{j}", "props": "text-align: right;"}
-            for j in range(len(self.headers))
-            if self.cells and all(_NUMERIC.match(row[j]) for row in self.cells)
+        # Alignment per cell: a number (with its unit or sign) sits right, text sits left, so
+        # a column that mixes "12.3" with "n/a" or a method name still lines its digits up.
+        # A header follows the majority of its column.
+        numeric = [[bool(_NUMERIC.match(c)) for c in row] for row in self.cells]
+        classes = pd.DataFrame(
+            [["kc-num" if n else "kc-text" for n in row] for row in numeric],
+            columns=frame.columns,
+        )
+        styles = [
+            {"selector": "td.kc-num", "props": "text-align: right;"},
+            {"selector": "td.kc-text", "props": "text-align: left;"},
         ]
+        for j in range(len(self.headers)):
+            votes = sum(row[j] for row in numeric)
+            side = "right" if 2 * votes > len(numeric) else "left"
+            styles.append({"selector": f"th.col_heading.col{j}", "props": f"text-align: {side};"})
         styler = (
             frame.style.hide(axis="index")
             .format(escape="html")
             .format_index(lambda j: html.escape(self.headers[j]), axis="columns")
             .set_uuid(uuid)
             .set_table_attributes('class="kc-table"')
-            .set_table_styles(right)
+            .set_table_styles(styles)
+            .set_td_classes(classes)
         )
         if self.title:
             styler = styler.set_caption(html.escape(self.title))

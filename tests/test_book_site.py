@@ -297,26 +297,10 @@ def test_no_raw_tex_in_the_text(book_html, browser, screenshots, page):
     assert report["raw"] == [], f"{page}: raw TeX/MyST in the visible text: {report['raw']}"
 
 
-# Known defect (open issue "The book as a student reads it"): Table right-aligns a column only
-# when every cell in it is a number, so numbers in these pages' mixed columns sit left. Listed
-# here so that the check stays on for every other page and for padding everywhere.
-MIXED_COLUMN_PAGES = {
-    f"book/{name}.html"
-    for name in (
-        "01_kernels_and_feature_maps",
-        "02_building_an_rkhs",
-        "05_bochner_random_fourier_features",
-        "07_random_kitchen_sinks",
-        "08_svm_dual_and_primal",
-        "09_nystroem_vs_rff",
-        "10_kernels_beyond_rd",
-    )
-}
-
-
 def test_result_tables_are_padded_and_right_aligned(book_html, browser, screenshots, page):
     """Every result table is a kernelcourse.report.Table (class kc-table): cells padded by at
-    least 4 px on both sides, numeric cells right-aligned; no bare HTML table in an output."""
+    least 4 px on both sides, every numeric cell right-aligned, also in a column that mixes
+    numbers with text; no bare HTML table in an output."""
     report = _visit(browser, book_html, page, screenshots)
     assert report["bareTables"] == [], f"{page}: output tables without kc-table styling"
     left = []
@@ -325,8 +309,6 @@ def test_result_tables_are_padded_and_right_aligned(book_html, browser, screensh
         assert table["narrowPadding"] == [], f"{where}: cells padded < 4 px"
         if table["leftNumbers"]:
             left.append(f"{where}: numbers not right-aligned: {table['leftNumbers'][:5]}")
-    if left and page in MIXED_COLUMN_PAGES:
-        pytest.xfail("; ".join(left))
     assert left == []
 
 
