@@ -631,7 +631,18 @@ READY = r"""
   }
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   await document.fonts.ready;
-  return { overflow: document.documentElement.scrollWidth - window.innerWidth };
+  await Promise.all([...document.images].map(img => img.complete ? null :
+    new Promise(r => { img.addEventListener("load", r); img.addEventListener("error", r); })));
+  // Figures: the size each was drawn at (the retina output's logical width) and the width a
+  // reader sees; a figure narrower than drawn has proportionally smaller axis text.
+  const figures = [...document.querySelectorAll("article.bd-article img")]
+    .filter(i => i.style.width && !i.closest("button, .btn, .header-article-items"))
+    .map(i => ({
+      src: (i.getAttribute("src") || "").split("/").pop().slice(0, 16),
+      drawn: parseFloat(i.style.width),
+      shown: Math.round(i.getBoundingClientRect().width * 10) / 10,
+    }));
+  return { overflow: document.documentElement.scrollWidth - window.innerWidth, figures };
 })()
 """
 
@@ -661,6 +672,26 @@ def test_chapter_screenshots_at_desktop_and_phone_width(
     assert ready["overflow"] <= 1, (
         f"{page.name} at {width} px scrolls sideways by {ready['overflow']} px"
     )
+
+
+PHONE = 390
+
+
+def test_figures_keep_their_size_on_a_phone(book_html, browser, chapter):
+    """At 390 px a figure is shown at the size it was drawn at (its axis text as large as on a
+    desk, where the column holds it whole), scrolling sideways inside its own box; it never
+    shrinks to fit the phone's column, and the page itself never scrolls sideways."""
+    if chapter == "(none)":
+        pytest.fail("no chapter page book/NN_*.html was built")
+    browser.set_viewport(PHONE, 844, mobile=True)
+    try:
+        browser.open((book_html / chapter).as_uri())
+        ready = browser.evaluate(READY, timeout=90)
+    finally:
+        browser.set_viewport(1280, 900)
+    shrunk = [f for f in ready["figures"] if f["shown"] < f["drawn"] - 1]
+    assert shrunk == [], f"{chapter} at {PHONE} px: figures shrunk below their drawn size"
+    assert ready["overflow"] <= 1, f"{chapter} at {PHONE} px scrolls sideways"
 
 
 CONTRAST = r"""
