@@ -24,10 +24,14 @@ __all__ = ["Table", "Markdown", "md", "fmt_sig", "fmt_time", "fmt_plain", "fmt_d
 
 _DIGITS = re.compile(r"\d+")
 
-# A cell that reads as a number (with an optional unit or percent sign): right-aligned.
+# A cell that reads as a number (with an optional sign, unit or percent sign, or a bound such
+# as "< 1e-10"): right-aligned. tests/test_book_site.py checks cells with the same pattern.
 _NUMERIC = re.compile(
-    r"^[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$"
+    r"^([<>≤≥≈~]\s?)?[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$"
 )
+# Text cells at least this long may wrap between words where the column is narrow; shorter
+# ones ("primal", "Θ(n d)") stay on one line.
+_WRAP_FROM = 16
 
 
 def fmt_sig(value, digits=4):
@@ -170,7 +174,13 @@ class Table:
         # A header follows the majority of its column.
         numeric = [[bool(_NUMERIC.match(c)) for c in row] for row in self.cells]
         classes = pd.DataFrame(
-            [["kc-num" if n else "kc-text" for n in row] for row in numeric],
+            [
+                [
+                    "kc-num" if n else "kc-text kc-wrap" if len(c) >= _WRAP_FROM else "kc-text"
+                    for n, c in zip(flags, row, strict=True)
+                ]
+                for flags, row in zip(numeric, self.cells, strict=True)
+            ],
             columns=frame.columns,
         )
         styles = [

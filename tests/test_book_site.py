@@ -120,7 +120,8 @@ INSPECT = r"""
   }
 
   // Result tables: padded cells, numbers right-aligned; other tables in outputs are bare HTML.
-  const NUMERIC = /^[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$/;
+  const NUMERIC =
+    /^([<>≤≥≈~]\s?)?[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$/;
   const tables = [...document.querySelectorAll("table.kc-table")].map((t, i) => {
     const cells = [...t.querySelectorAll("th, td")];
     const style = (c) => getComputedStyle(c);

@@ -94,14 +94,27 @@ def test_html_table_aligns_each_cell_of_a_mixed_column():
         ["exact", "12.3", "n/a", "−0.5 %"],
         ["rff", "—", "4.1e-03", "text"],
         ["nystroem", "1,024", "+7 ms", "more text"],
+        ["features on the fly", "< 1e-10", "≈ 2 s", "a note long enough to wrap"],
     ]
     t = Table(rows, ["method", "error", "time", "note"])
     sides = _alignment(t._repr_html_())
-    assert [sides[f"row{i}_col1"] for i in range(3)] == ["right", "left", "right"]
-    assert [sides[f"row{i}_col2"] for i in range(3)] == ["left", "right", "right"]
-    assert [sides[f"row{i}_col3"] for i in range(3)] == ["right", "left", "left"]
+    assert [sides[f"row{i}_col1"] for i in range(4)] == ["right", "left", "right", "right"]
+    assert [sides[f"row{i}_col2"] for i in range(4)] == ["left", "right", "right", "right"]
+    assert [sides[f"row{i}_col3"] for i in range(4)] == ["right", "left", "left", "left"]
     assert [sides[f"head_col{j}"] for j in range(4)] == ["left", "right", "right", "left"]
-    assert repr(t).splitlines()[2] == "   exact   12.3      n/a     −0.5 %"
+    assert repr(t).splitlines()[2] == " " * 14 + "exact     12.3      n/a" + " " * 22 + "−0.5 %"
+
+
+def test_html_table_lets_only_long_text_wrap():
+    """Long text cells may wrap in a narrow column; numbers and short words stay whole."""
+    import re
+
+    pytest.importorskip("pandas")
+    t = Table([["features on the fly", "primal", "< 1e-10", "Θ(n d D + T D)"]],
+              ["strategy", "trains", "gap", "time"])
+    classes = re.findall(r'<td id="T_\w+?_row0_col\d" class="data row0 col\d ([^"]*)"',
+                         t._repr_html_())
+    assert classes == ["kc-text kc-wrap", "kc-text", "kc-num", "kc-text"]
 
 
 def test_html_table_header_alignment_with_no_rows():
