@@ -24,10 +24,14 @@ __all__ = ["Table", "Markdown", "md", "fmt_sig", "fmt_time", "fmt_plain", "fmt_d
 
 _DIGITS = re.compile(r"\d+")
 
-# A cell that reads as a number (with an optional unit or percent sign): right-aligned.
+# A cell that reads as a number (with an optional sign, unit or percent sign, or a bound such
+# as "< 1e-10"): right-aligned. tests/test_book_site.py checks cells with the same pattern.
 _NUMERIC = re.compile(
-    r"^[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$"
+    r"^([<>≤≥≈~]\s?)?[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$"
 )
+# Text cells at least this long may wrap between words where the column is narrow; shorter
+# ones ("primal", "Θ(n d)") stay on one line.
+_WRAP_FROM = 16
 
 
 def fmt_sig(value, digits=4):
@@ -148,8 +152,9 @@ class Table:
         return self.to_styler().to_html()
 
     def to_styler(self):
-        """The table as a pandas ``Styler``: numeric columns right-aligned, no index, a
-        caption, and stable element ids (derived from the content), as the book renders it.
+        """The table as a pandas ``Styler``: numeric cells right-aligned and text cells
+        left-aligned (each header as the majority of its column), no index, a caption, and
+        stable element ids (derived from the layout, not the values), as the book renders it.
 
         Needs pandas (the ``notebooks`` extra)."""
         try:
@@ -164,18 +169,36 @@ class Table:
         layout = [self.title or "", *self.headers, *(c for r in self.cells for c in r)]
         layout = _DIGITS.sub("#", repr((len(self.headers), layout)))
         uuid = hashlib.sha1(layout.encode("utf-8")).hexdigest()[:10]
-        right = [
-            {"selector": f"td.col{j}, th.col_heading.col{j}", "props": "text-align: right;"}
-            for j in range(len(self.headers))
-            if self.cells and all(_NUMERIC.match(row[j]) for row in self.cells)
+        # Alignment per cell: a number (with its unit or sign) sits right, text sits left, so
+        # a column that mixes "12.3" with "n/a" or a method name still lines its digits up.
+        # A header follows the majority of its column.
+        numeric = [[bool(_NUMERIC.match(c)) for c in row] for row in self.cells]
+        classes = pd.DataFrame(
+            [
+                [
+                    "kc-num" if n else "kc-text kc-wrap" if len(c) >= _WRAP_FROM else "kc-text"
+                    for n, c in zip(flags, row, strict=True)
+                ]
+                for flags, row in zip(numeric, self.cells, strict=True)
+            ],
+            columns=frame.columns,
+        )
+        styles = [
+            {"selector": "td.kc-num", "props": "text-align: right;"},
+            {"selector": "td.kc-text", "props": "text-align: left;"},
         ]
+        for j in range(len(self.headers)):
+            votes = sum(row[j] for row in numeric)
+            side = "right" if 2 * votes > len(numeric) else "left"
+            styles.append({"selector": f"th.col_heading.col{j}", "props": f"text-align: {side};"})
         styler = (
             frame.style.hide(axis="index")
             .format(escape="html")
             .format_index(lambda j: html.escape(self.headers[j]), axis="columns")
             .set_uuid(uuid)
             .set_table_attributes('class="kc-table"')
-            .set_table_styles(right)
+            .set_table_styles(styles)
+            .set_td_classes(classes)
         )
         if self.title:
             styler = styler.set_caption(html.escape(self.title))

@@ -120,7 +120,8 @@ INSPECT = r"""
   }
 
   // Result tables: padded cells, numbers right-aligned; other tables in outputs are bare HTML.
-  const NUMERIC = /^[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$/;
+  const NUMERIC =
+    /^([<>≤≥≈~]\s?)?[-+\u2212]?(\d[\d,]*(\.\d+)?|\.\d+)([eE][-+]?\d+)?\s?(%|×|[a-zA-Zµ]{1,3})?$/;
   const tables = [...document.querySelectorAll("table.kc-table")].map((t, i) => {
     const cells = [...t.querySelectorAll("th, td")];
     const style = (c) => getComputedStyle(c);
@@ -297,26 +298,10 @@ def test_no_raw_tex_in_the_text(book_html, browser, screenshots, page):
     assert report["raw"] == [], f"{page}: raw TeX/MyST in the visible text: {report['raw']}"
 
 
-# Known defect (open issue "The book as a student reads it"): Table right-aligns a column only
-# when every cell in it is a number, so numbers in these pages' mixed columns sit left. Listed
-# here so that the check stays on for every other page and for padding everywhere.
-MIXED_COLUMN_PAGES = {
-    f"book/{name}.html"
-    for name in (
-        "01_kernels_and_feature_maps",
-        "02_building_an_rkhs",
-        "05_bochner_random_fourier_features",
-        "07_random_kitchen_sinks",
-        "08_svm_dual_and_primal",
-        "09_nystroem_vs_rff",
-        "10_kernels_beyond_rd",
-    )
-}
-
-
 def test_result_tables_are_padded_and_right_aligned(book_html, browser, screenshots, page):
     """Every result table is a kernelcourse.report.Table (class kc-table): cells padded by at
-    least 4 px on both sides, numeric cells right-aligned; no bare HTML table in an output."""
+    least 4 px on both sides, every numeric cell right-aligned, also in a column that mixes
+    numbers with text; no bare HTML table in an output."""
     report = _visit(browser, book_html, page, screenshots)
     assert report["bareTables"] == [], f"{page}: output tables without kc-table styling"
     left = []
@@ -325,8 +310,6 @@ def test_result_tables_are_padded_and_right_aligned(book_html, browser, screensh
         assert table["narrowPadding"] == [], f"{where}: cells padded < 4 px"
         if table["leftNumbers"]:
             left.append(f"{where}: numbers not right-aligned: {table['leftNumbers'][:5]}")
-    if left and page in MIXED_COLUMN_PAGES:
-        pytest.xfail("; ".join(left))
     assert left == []
 
 
@@ -649,7 +632,18 @@ READY = r"""
   }
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   await document.fonts.ready;
-  return { overflow: document.documentElement.scrollWidth - window.innerWidth };
+  await Promise.all([...document.images].map(img => img.complete ? null :
+    new Promise(r => { img.addEventListener("load", r); img.addEventListener("error", r); })));
+  // Figures: the size each was drawn at (the retina output's logical width) and the width a
+  // reader sees; a figure narrower than drawn has proportionally smaller axis text.
+  const figures = [...document.querySelectorAll("article.bd-article img")]
+    .filter(i => i.style.width && !i.closest("button, .btn, .header-article-items"))
+    .map(i => ({
+      src: (i.getAttribute("src") || "").split("/").pop().slice(0, 16),
+      drawn: parseFloat(i.style.width),
+      shown: Math.round(i.getBoundingClientRect().width * 10) / 10,
+    }));
+  return { overflow: document.documentElement.scrollWidth - window.innerWidth, figures };
 })()
 """
 
@@ -679,6 +673,26 @@ def test_chapter_screenshots_at_desktop_and_phone_width(
     assert ready["overflow"] <= 1, (
         f"{page.name} at {width} px scrolls sideways by {ready['overflow']} px"
     )
+
+
+PHONE = 390
+
+
+def test_figures_keep_their_size_on_a_phone(book_html, browser, chapter):
+    """At 390 px a figure is shown at the size it was drawn at (its axis text as large as on a
+    desk, where the column holds it whole), scrolling sideways inside its own box; it never
+    shrinks to fit the phone's column, and the page itself never scrolls sideways."""
+    if chapter == "(none)":
+        pytest.fail("no chapter page book/NN_*.html was built")
+    browser.set_viewport(PHONE, 844, mobile=True)
+    try:
+        browser.open((book_html / chapter).as_uri())
+        ready = browser.evaluate(READY, timeout=90)
+    finally:
+        browser.set_viewport(1280, 900)
+    shrunk = [f for f in ready["figures"] if f["shown"] < f["drawn"] - 1]
+    assert shrunk == [], f"{chapter} at {PHONE} px: figures shrunk below their drawn size"
+    assert ready["overflow"] <= 1, f"{chapter} at {PHONE} px scrolls sideways"
 
 
 CONTRAST = r"""

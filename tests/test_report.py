@@ -50,6 +50,23 @@ def test_md_rejects_non_text():
         md(0.5)
 
 
+def _alignment(html):
+    """What a browser applies to each cell of a rendered Table: {"row0_col1": "right", ...},
+    headers as {"head_col1": ...}, from the table's own style rules and the cells' classes."""
+    import re
+
+    rules = dict(re.findall(r"#T_\w+ +([\w.-]+) \{\s*text-align: (\w+);", html))
+    sides = {}
+    for where, classes in re.findall(r'<t[dh] id="T_\w+?_(\w+)" class="([^"]*)"', html):
+        tag = "th" if where.startswith("level") else "td"
+        chosen = [side for selector, side in rules.items()
+                  if selector.startswith(tag + ".")
+                  and set(selector.split(".")[1:]) <= set(classes.split())]
+        assert len(chosen) == 1, (where, classes, chosen)
+        sides[where.replace("level0", "head")] = chosen[0]
+    return sides
+
+
 def test_html_table_right_aligns_numbers_and_escapes_text():
     import pytest
 
@@ -60,10 +77,50 @@ def test_html_table_right_aligns_numbers_and_escapes_text():
               title="x < y")
     html = t._repr_html_()
     assert 'class="kc-table"' in html
-    assert "td.col1" in html and "td.col2" in html and "td.col0" not in html
+    sides = _alignment(html)
+    assert sides["row0_col0"] == sides["row1_col0"] == sides["head_col0"] == "left"
+    assert all(sides[f"row{i}_col{j}"] == "right" for i in (0, 1) for j in (1, 2))
+    assert sides["head_col1"] == sides["head_col2"] == "right"
     assert "a&lt;b" in html and "x &lt; y" in html
     assert html == Table([["rff", 0.8132, "1.2 s"], ["a<b", 85, "10 ms"]],
                          ["method", "acc", "time"], title="x < y")._repr_html_()
+
+
+def test_html_table_aligns_each_cell_of_a_mixed_column():
+    """A column mixing numbers with "—", "n/a" or words: every number right, every word left,
+    the header with the column's majority; the plain-text form is unchanged."""
+    pytest.importorskip("pandas")
+    rows = [
+        ["exact", "12.3", "n/a", "−0.5 %"],
+        ["rff", "—", "4.1e-03", "text"],
+        ["nystroem", "1,024", "+7 ms", "more text"],
+        ["features on the fly", "< 1e-10", "≈ 2 s", "a note long enough to wrap"],
+    ]
+    t = Table(rows, ["method", "error", "time", "note"])
+    sides = _alignment(t._repr_html_())
+    assert [sides[f"row{i}_col1"] for i in range(4)] == ["right", "left", "right", "right"]
+    assert [sides[f"row{i}_col2"] for i in range(4)] == ["left", "right", "right", "right"]
+    assert [sides[f"row{i}_col3"] for i in range(4)] == ["right", "left", "left", "left"]
+    assert [sides[f"head_col{j}"] for j in range(4)] == ["left", "right", "right", "left"]
+    assert repr(t).splitlines()[2] == " " * 14 + "exact     12.3      n/a" + " " * 22 + "−0.5 %"
+
+
+def test_html_table_lets_only_long_text_wrap():
+    """Long text cells may wrap in a narrow column; numbers and short words stay whole."""
+    import re
+
+    pytest.importorskip("pandas")
+    t = Table([["features on the fly", "primal", "< 1e-10", "Θ(n d D + T D)"]],
+              ["strategy", "trains", "gap", "time"])
+    classes = re.findall(r'<td id="T_\w+?_row0_col\d" class="data row0 col\d ([^"]*)"',
+                         t._repr_html_())
+    assert classes == ["kc-text kc-wrap", "kc-text", "kc-num", "kc-text"]
+
+
+def test_html_table_header_alignment_with_no_rows():
+    pytest.importorskip("pandas")
+    sides = _alignment(Table([], ["a", "b"])._repr_html_())
+    assert sides == {"head_col0": "left", "head_col1": "left"}
 
 
 def test_html_table_ids_do_not_depend_on_the_values():
