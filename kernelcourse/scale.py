@@ -97,7 +97,7 @@ class ProgressPrinter:
             )
 
 
-def _progress_callback(callback, verbose, progress):
+def _progress_callback(callback, verbose, progress, tol):
     """The CG callback of an estimator: the user's ``callback``, plus a line per iteration
     (a :class:`ProgressPrinter`) at ``verbose >= 1``, or the default's time-based line."""
     if verbose:
@@ -106,7 +106,9 @@ def _progress_callback(callback, verbose, progress):
 
         def printer(it, alpha, residual):
             if progress.due():
-                progress.report(f"CG iteration {it}: relative residual {residual:.3e}")
+                progress.report(
+                    f"CG iteration {it}: relative residual {residual:.3e} (tol {tol:g})"
+                )
 
     else:
         return callback
@@ -434,7 +436,7 @@ class _BaseNystroemKRR(BaseEstimator):
             M = n
         self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
         progress = Progress(f"{type(self).__name__}.fit", self.verbose)
-        callback = _progress_callback(self.callback, self.verbose, progress)
+        callback = _progress_callback(self.callback, self.verbose, progress, self.tol)
         if xp is not None:  # array-API input: blocks, preconditioner and CG on X's device
             device = _array_api.device_of(X)
 

@@ -189,6 +189,7 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True, verbose=No
     if max_iter is None:
         max_iter = _default_max_iter(n)
     progress = verbose if isinstance(verbose, Progress) else Progress("smo_solve", verbose)
+    report = bool(progress)  # one test per step; the clock is read every 64 steps
     U = np.where(y > 0, C, 0.0)
     L = np.where(y > 0, 0.0, -C)
     beta = np.zeros(n)
@@ -261,7 +262,7 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True, verbose=No
         vu[j] = vj if ba[j] < Ua[j] else -inf
         vl[j] = vj if ba[j] > La[j] else inf
         it += 1
-        if progress and it % 64 == 0 and progress.due():
+        if report and it % 64 == 0 and progress.due():
             progress.report(
                 f"SMO step {it}: KKT gap m − M = {gap:.3e} (tol {tol:g}), "
                 f"{len(act)} of {n} variables active"
@@ -559,9 +560,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         progress = Progress("KernelSVC.fit", self.verbose)
         for a, b in pairs:
             if k > 2:
-                progress.task = (
-                    f"KernelSVC.fit, classes {self.classes_[a]!r} vs {self.classes_[b]!r}"
-                )
+                progress.task = f"KernelSVC.fit, classes {self.classes_[a]} vs {self.classes_[b]}"
             if k == 2:
                 idx = np.arange(n)
             else:
@@ -810,7 +809,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         progress = Progress("PrimalSVC.fit", self.verbose)
         for c in problems:
             if k > 2:
-                progress.task = f"PrimalSVC.fit, class {self.classes_[c]!r} vs rest"
+                progress.task = f"PrimalSVC.fit, class {self.classes_[c]} vs rest"
             yy = np.where(y_enc == c, 1.0, -1.0)
             if self.loss == "squared_hinge":
                 w, it, ok = _newton_squared_hinge(
