@@ -26,6 +26,7 @@ def slow_clock(monkeypatch):
     """Every read of the progress clock is 10 s after the previous one."""
     ticks = itertools.count(0.0, 10.0)
     monkeypatch.setattr(_progress, "clock", lambda: next(ticks))
+    monkeypatch.delenv("KERNELCOURSE_PROGRESS_AFTER", raising=False)
 
 
 def classification(n=400, d=4, seed=0):
@@ -43,6 +44,7 @@ def regression(n=300, d=4, seed=0):
 
 # -- the reporter itself ---------------------------------------------------------------------------
 def test_default_is_quiet_before_the_threshold_then_periodic(monkeypatch, capsys):
+    monkeypatch.delenv("KERNELCOURSE_PROGRESS_AFTER", raising=False)
     now = [0.0]
     monkeypatch.setattr(_progress, "clock", lambda: now[0])
     p = Progress("task", None)
@@ -67,6 +69,23 @@ def test_default_is_quiet_before_the_threshold_then_periodic(monkeypatch, capsys
         "[task, 120 s] at 120.0",
         "[task, 124 s] done",
     ]
+
+
+def test_threshold_from_the_environment(slow_clock, monkeypatch, capsys):
+    monkeypatch.setenv("KERNELCOURSE_PROGRESS_AFTER", "inf")  # what the book's kernels use
+    FITS["KernelSVC"](None)
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setenv("KERNELCOURSE_PROGRESS_AFTER", "0")
+    p = Progress("task", None)
+    assert p.due()
+    for bad in ("soon", "-1", "nan"):
+        monkeypatch.setenv("KERNELCOURSE_PROGRESS_AFTER", bad)
+        with pytest.raises(ValueError, match="KERNELCOURSE_PROGRESS_AFTER"):
+            Progress("task", None)
+    # notebooks run (make notebooks, strict nbval) with the default's lines switched off
+    from kernelcourse.notebooks import KERNEL_ENV
+
+    assert KERNEL_ENV["KERNELCOURSE_PROGRESS_AFTER"] == "inf"
 
 
 def test_verbose_levels(monkeypatch, capsys):
