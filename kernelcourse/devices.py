@@ -388,7 +388,8 @@ def falkon_solve(
         returns (M, k) arrays of KMM's dtype. Unused when ``gram`` is given.
     rhs : array (M, k)
         :math:`K_{nM}^T (y - \bar y)`.
-    n : int
+    n : float
+        The number of points, or the sum of the sample weights for a weighted fit.
     lam : float
     gram : array (M, M) or None
         :math:`K_{nM}^T K_{nM}` when it was accumulated in one pass (``precompute=True``).
@@ -459,12 +460,17 @@ def _falkon_memory(M, itemsize, pitem):
     return M * M * (itemsize + 3 * pitem)
 
 
-def nystroem_krr_fit(est, X, Y, xp, center_indices, callback):
+def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=None, progress=None):
     r"""The data part of :meth:`NystroemKRR.fit` on X of any array library: centres, y mean,
     and FALKON with :math:`K_{nM}` blocks computed and consumed on X's device.
 
-    Y is an (n, k) array of the preconditioner dtype on X's device. Sets the fitted attributes
-    ``centers_``, ``y_mean_``, ``dual_coef_``, ``history_``, ``n_iter_`` of ``est``.
+    Y is an (n, k) array of the preconditioner dtype on X's device; ``center_indices`` are
+    rows of X (distinct, chosen on the host as on the numpy path). ``sample_weight`` (a
+    positive numpy vector, or None) gives the weighted system
+    :math:`(K_{nM}^T S K_{nM} + \lambda (	extstyle\sum s) K_{MM})lpha = K_{nM}^T S
+    (y - ar y_s)` of the numpy path. ``progress`` (a :class:`kernelcourse._progress.Progress`
+    or None) is asked for a line between blocks. Sets the fitted attributes ``centers_``,
+    ``center_indices_``, ``y_mean_``, ``dual_coef_``, ``history_``, ``n_iter_`` of ``est``.
     """
     device = aa.device_of(X)
     pdtype = aa.max_float(xp, device)
@@ -477,8 +483,17 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback):
     itemsize = 4 if dtype == xp.float32 else 8
     pitem = 4 if pdtype == xp.float32 else 8
     centers = xp.take(X, aa.from_numpy(center_indices, xp, device), axis=0)
-    y_mean = xp.mean(Y, axis=0)
-    Yc = Y - y_mean[None, :]
+    if sample_weight is None:
+        sw = sw_block = None
+        n_eff = n
+        y_mean = xp.mean(Y, axis=0)
+        Yc = Y - y_mean[None, :]
+    else:
+        sw = aa.from_numpy(np.asarray(sample_weight, dtype=np.float64), xp, device, pdtype)
+        sw_block = xp.astype(sw, dtype)
+        n_eff = float(np.sum(sample_weight))
+        y_mean = xp.sum(sw[:, None] * Y, axis=0) / n_eff
+        Yc = (Y - y_mean[None, :]) * sw[:, None]
     lam = float(est.lam)
     resident = _falkon_memory(M, itemsize, pitem) + (M * M * pitem if est.precompute else 0)
     # a block of K_nM, its distance temporaries and (precompute) its float64 copy
@@ -489,14 +504,19 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback):
 
     def blocks():
         for start in range(0, n, rows):
+            if progress and progress.due():  # a pass over a large X can itself take minutes
+                progress.report(f"pass over the data: {start} of {n} rows")
             stop = min(start + rows, n)
             yield start, stop, gram_block(est.kernel_, X[start:stop, :], centers, xp=xp)
 
-    def products(V):
+    def products(V):  # K_nMᵀ S K_nM V
         out = xp.zeros(V.shape, dtype=pdtype, device=device)
         Vb = xp.astype(V, dtype)
-        for _, _, Kb in blocks():
-            out += xp.astype(Kb.T @ (Kb @ Vb), pdtype)
+        for start, stop, Kb in blocks():
+            KV = Kb @ Vb
+            if sw_block is not None:
+                KV = KV * sw_block[start:stop, None]
+            out += xp.astype(Kb.T @ KV, pdtype)
         return out
 
     rhs = xp.zeros((M, Y.shape[1]), dtype=pdtype, device=device)
@@ -505,12 +525,15 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback):
         rhs += xp.astype(Kb.T @ xp.astype(Yc[start:stop, :], dtype), pdtype)
         if gram is not None:
             Kp = xp.astype(Kb, pdtype)
-            gram += Kp.T @ Kp
+            if sw is None:
+                gram += Kp.T @ Kp
+            else:
+                gram += Kp.T @ (Kp * sw[start:stop, None])
     alpha, history = falkon_solve(
         lambda: xp.astype(gram_block(est.kernel_, centers, xp=xp), pdtype),
         products,
         rhs,
-        n,
+        n_eff,
         lam,
         xp,
         preconditioner=est.preconditioner,

@@ -33,7 +33,12 @@ __all__ = [
 # The kernels draw figures with the inline backend, as a student's Jupyter does, under
 # `make notebooks` and strict nbval alike (tests/nbval_plugin.py): figures become ordinary cell
 # outputs, and stored outputs do not depend on the caller's matplotlib backend.
-KERNEL_ENV = {"MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+# They also never print the estimators' progress lines for slow fits (kernelcourse._progress):
+# whether a fit passes their threshold depends on the machine's load, not on the code.
+KERNEL_ENV = {
+    "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    "KERNELCOURSE_PROGRESS_AFTER": "inf",
+}
 
 # Kept notebook-level metadata; everything else (versions, widget state, ...) is dropped.
 _KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}

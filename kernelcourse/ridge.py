@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _array_api, devices
 from ._array_api import namespace_of
+from ._progress import Progress
 from ._threads import single_blas_thread
 from ._validation import check_fit_input, check_weights, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
@@ -281,7 +282,16 @@ def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
 
 
 def sparse_ridge_cg(
-    Z, Y, lam, *, fit_intercept=False, tol=1e-4, maxiter=200, warn=True, sample_weight=None
+    Z,
+    Y,
+    lam,
+    *,
+    fit_intercept=False,
+    tol=1e-4,
+    maxiter=200,
+    warn=True,
+    sample_weight=None,
+    callback=None,
 ):
     r"""Ridge on sparse features by block-Jacobi-preconditioned conjugate gradients.
 
@@ -342,6 +352,9 @@ def sparse_ridge_cg(
         \mathbf Z^T \mathbf S \mathbf y` with :math:`\mathbf S = \operatorname{diag}(s)`
         (the intercept's row and column weighted alike). The preconditioner stays the exact
         diagonal: the weighted cell counts :math:`\sum_{i \in \text{cell}} s_i / P`.
+    callback : callable or None
+        Called as ``callback(iteration, relative_residual)`` after every CG iteration (see
+        :func:`preconditioned_cg`).
 
     Returns
     -------
@@ -366,6 +379,8 @@ def sparse_ridge_cg(
         raise ValueError(f"maxiter must be an integer >= 1, got {maxiter!r}.")
     if not (isinstance(tol, numbers.Real) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol!r}.")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be None or callable, got {callback!r}.")
     Y = np.asarray(Y, dtype=np.float64)
     vector = Y.ndim == 1
     Y = Y[:, None] if vector else Y
@@ -408,7 +423,7 @@ def sparse_ridge_cg(
     rhs = rmatvec(SY)
     if fit_intercept:
         rhs = np.vstack([rhs, SY.sum(axis=0, keepdims=True)])
-    W, history = preconditioned_cg(A, rhs, diag, tol=tol, maxiter=maxiter)
+    W, history = preconditioned_cg(A, rhs, diag, tol=tol, maxiter=maxiter, callback=callback)
     if warn and history[-1] > tol:
         warnings.warn(
             f"block-Jacobi CG stopped after {len(history) - 1} iterations with relative "
@@ -424,12 +439,14 @@ def sparse_ridge_cg(
     return W, b, history
 
 
-def preconditioned_cg(matvec, B, diag, *, tol=1e-4, maxiter=200):
+def preconditioned_cg(matvec, B, diag, *, tol=1e-4, maxiter=200, callback=None):
     r"""Conjugate gradients for :math:`\mathbf A \mathbf X = \mathbf B` (A symmetric positive
     definite, given as ``matvec``) preconditioned by the diagonal ``diag`` of a (block-)
     diagonal :math:`\mathbf M`: the recursion of Saad (2003), algorithm 9.1, with
     :math:`\mathbf z_k = \mathbf M^{-1} \mathbf r_k`. The k columns of B run their own step
-    sizes and share one call of ``matvec`` per iteration.
+    sizes and share one call of ``matvec`` per iteration. ``callback(iteration,
+    relative_residual)``, when given, is called after each iteration (progress of long
+    solves).
 
     Returns
     -------
@@ -448,7 +465,7 @@ def preconditioned_cg(matvec, B, diag, *, tol=1e-4, maxiter=200):
     Pdir = Zr.copy()
     rz = np.einsum("ij,ij->j", R, Zr)
     history = [float(np.max(np.linalg.norm(R, axis=0) / norm))]
-    for _ in range(maxiter):
+    for it in range(1, maxiter + 1):
         if history[-1] <= tol:
             break
         AP = matvec(Pdir)
@@ -463,6 +480,8 @@ def preconditioned_cg(matvec, B, diag, *, tol=1e-4, maxiter=200):
         Pdir = Zr + beta * Pdir
         rz = rz_new
         history.append(float(np.max(np.linalg.norm(R, axis=0) / norm)))
+        if callback is not None:
+            callback(it, history[-1])
     return X, np.asarray(history)
 
 
@@ -773,6 +792,12 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         Sparse Φ only: most conjugate-gradient iterations; a ``ConvergenceWarning`` names the
         residual reached when tol was not (as ``maxiter`` of
         :class:`~kernelcourse.scale.NystroemKRR`).
+    verbose : None, bool or int >= 0, default=None
+        Sparse Φ only: progress of conjugate gradients (iteration, relative residual,
+        elapsed time). None: silent unless the solve runs longer than 30 s, then a line every
+        30 s on standard error; 0: never; 1: a line at most every second, 2: every
+        iteration, on standard output (:mod:`kernelcourse._progress`). A dense Φ is solved
+        directly, in one step.
 
     Attributes
     ----------
@@ -798,14 +823,25 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "verbose": ["verbose", None],
     }
 
-    def __init__(self, transformer=None, *, lam=1.0, fit_intercept=False, tol=1e-4, maxiter=200):
+    def __init__(
+        self,
+        transformer=None,
+        *,
+        lam=1.0,
+        fit_intercept=False,
+        tol=1e-4,
+        maxiter=200,
+        verbose=None,
+    ):
         self.transformer = transformer
         self.lam = lam
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.maxiter = maxiter
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
@@ -854,6 +890,14 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                     "lam must be > 0 for sparse features: the iterative solver needs "
                     "ZᵀZ + λI positive definite."
                 )
+            progress = Progress("FeatureRidge.fit", self.verbose)
+
+            def report(it, residual):
+                if progress.due():
+                    progress.report(
+                        f"CG iteration {it}: relative residual {residual:.3e} (tol {self.tol:g})"
+                    )
+
             W, b, self.history_ = sparse_ridge_cg(
                 Phi,
                 y,
@@ -862,6 +906,11 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                 tol=self.tol,
                 maxiter=self.maxiter,
                 sample_weight=sw,
+                callback=report if progress else None,
+            )
+            progress.finish(
+                f"done: {len(self.history_) - 1} CG iterations, relative residual "
+                f"{self.history_[-1]:.3e} (tol {self.tol:g})"
             )
             self.ridge_ = None
             self.coef_, self.intercept_ = W.T, b

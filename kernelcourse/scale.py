@@ -55,6 +55,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _array_api, devices
 from ._array_api import namespace_of
+from ._progress import Progress
 from ._validation import check_fit_input, check_weights, finite_gram
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
@@ -94,6 +95,31 @@ class ProgressPrinter:
                 file=self.file or sys.stdout,
                 flush=True,
             )
+
+
+def _progress_callback(callback, verbose, progress, tol):
+    """The CG callback of an estimator: the user's ``callback``, plus a line per iteration
+    (a :class:`ProgressPrinter`) at ``verbose >= 1``, or the default's time-based line."""
+    if verbose:
+        printer = ProgressPrinter()
+    elif progress:
+
+        def printer(it, alpha, residual):
+            if progress.due():
+                progress.report(
+                    f"CG iteration {it}: relative residual {residual:.3e} (tol {tol:g})"
+                )
+
+    else:
+        return callback
+    if callback is None:
+        return printer
+
+    def both(it, alpha, residual):
+        callback(it, alpha, residual)
+        printer(it, alpha, residual)
+
+    return both
 
 
 # -- conjugate gradient ----------------------------------------------------------------------------
@@ -239,6 +265,16 @@ def _cholesky_upper(K, name, eps=2.220446049250313e-16):
     )
 
 
+def _host_weights(sample_weight, n):
+    """:func:`check_weights` for X on another device. The weights stay on the host, where
+    they choose the support and the centres; the fit sends them to X's device."""
+    if sample_weight is None:
+        return None
+    if namespace_of(sample_weight) is not None:
+        sample_weight = _array_api.to_numpy(sample_weight)
+    return check_weights(sample_weight, np.empty((n, 0)))
+
+
 # block_memory=None on the host: 256 MB blocks of K_nM (on an accelerator: half its free memory)
 _HOST_BLOCK_MB = 256
 
@@ -257,7 +293,7 @@ class _BaseNystroemKRR(BaseEstimator):
         "dtype": [StrOptions({"float32", "float64"})],
         "random_state": ["random_state"],
         "callback": [callable, None],
-        "verbose": ["boolean"],
+        "verbose": ["verbose", None],
     }
 
     def __init__(
@@ -275,7 +311,7 @@ class _BaseNystroemKRR(BaseEstimator):
         dtype="float64",
         random_state=None,
         callback=None,
-        verbose=False,
+        verbose=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -303,32 +339,34 @@ class _BaseNystroemKRR(BaseEstimator):
         # a block of K_nM plus its distance temporaries: about two M-wide arrays per row
         return max(1, int(block_memory * 2**20 // (2 * M * itemsize)))
 
-    def _kernel_blocks(self, X):
+    def _kernel_blocks(self, X, progress=None):
         rows = self._block_rows(len(self.centers_))
         for start in range(0, len(X), rows):
+            if progress and progress.due():  # a pass over a large X can itself take minutes
+                progress.report(f"pass over the data: {start} of {len(X)} rows")
             yield start, self.kernel_(X[start : start + rows], self.centers_)
 
-    def _knm_t_knm(self, X, V, sw=None):
+    def _knm_t_knm(self, X, V, sw=None, progress=None):
         """K_nM^T S (K_nM V), one block of rows of K_nM at a time (S = diag(sample weights))."""
         out = np.zeros((len(self.centers_), V.shape[1]))
-        for start, Kb in self._kernel_blocks(X):
+        for start, Kb in self._kernel_blocks(X, progress):
             KV = Kb @ V.astype(Kb.dtype, copy=False)
             if sw is not None:
                 KV *= sw[start : start + len(Kb), None].astype(Kb.dtype, copy=False)
             out += Kb.T @ KV
         return out
 
-    def _knm_t_y(self, X, Y):
+    def _knm_t_y(self, X, Y, progress=None):
         out = np.zeros((len(self.centers_), Y.shape[1]))
-        for start, Kb in self._kernel_blocks(X):
+        for start, Kb in self._kernel_blocks(X, progress):
             out += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
         return out
 
-    def _gram_pass(self, X, Y, M, sw=None):
+    def _gram_pass(self, X, Y, M, sw=None, progress=None):
         """K_nM^T S K_nM and K_nM^T Y in one pass over the data (symmetric rank-k updates)."""
         H = np.zeros((M, M))
         KtY = np.zeros((M, Y.shape[1]))
-        for start, Kb in self._kernel_blocks(X):
+        for start, Kb in self._kernel_blocks(X, progress):
             # dsyrk fills the upper triangle of Kb^T Kb. It runs in float64 even for float32
             # blocks: H summed in float32 loses definiteness and CG then diverges.
             Kw = np.asfortranarray(Kb, dtype=np.float64)
@@ -338,14 +376,20 @@ class _BaseNystroemKRR(BaseEstimator):
             KtY += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
         return np.triu(H) + np.triu(H, 1).T, KtY
 
-    def _choose_centers(self, X, M, rng):
+    def _choose_centers(self, X, M, rng, rows=None):
         """M distinct rows of X, drawn uniformly: the first draw is ``rng.choice(n, M)`` as
         always, and only repeated rows are replaced by further draws. Repeated centres make
         K_MM singular, and its Cholesky factor in the preconditioner then amplifies round-off
-        until CG diverges."""
-        n = len(X)
+        until CG diverges. ``rows(idx)`` returns those rows of X as a numpy array (for X on
+        another device only the candidate rows come to the host); None means ``X[idx]``."""
+        if rows is None:
+
+            def rows(i):
+                return X[i]
+
+        n = X.shape[0]
         idx = rng.choice(n, size=M, replace=False)
-        _, first = np.unique(X[idx], axis=0, return_index=True)
+        _, first = np.unique(rows(idx), axis=0, return_index=True)
         if len(first) == M:
             return np.sort(idx)
         keep = idx[np.sort(first)]
@@ -355,7 +399,7 @@ class _BaseNystroemKRR(BaseEstimator):
         while len(keep) < M and len(rest):
             candidates = np.concatenate([keep, rest[:chunk]])
             rest = rest[chunk:]
-            _, first = np.unique(X[candidates], axis=0, return_index=True)
+            _, first = np.unique(rows(candidates), axis=0, return_index=True)
             keep = candidates[np.sort(first)][:M]
             chunk *= 2
         if len(keep) < M:
@@ -376,8 +420,13 @@ class _BaseNystroemKRR(BaseEstimator):
             # Points of weight zero do not count: centres come from the others, and the
             # normal equations are those of the weighted risk (1/Σs) Σ s_i (f(x_i) − y_i)².
             support = np.flatnonzero(sw > 0)
-            X, Y, sw = X[support], Y[support], sw[support]
-            n = len(X)
+            if xp is None:
+                X, Y = X[support], Y[support]
+            else:
+                take = _array_api.from_numpy(support, xp, _array_api.device_of(X))
+                X, Y = xp.take(X, take, axis=0), xp.take(Y, take, axis=0)
+            sw = sw[support]
+            n = len(support)
         if M > n:
             warnings.warn(
                 f"n_centers={M} > n_samples={n}; using all {n} points as centres.",
@@ -386,13 +435,21 @@ class _BaseNystroemKRR(BaseEstimator):
             )
             M = n
         self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
-        callback = self.callback
-        if callback is None and self.verbose:
-            callback = ProgressPrinter()
+        progress = Progress(f"{type(self).__name__}.fit", self.verbose)
+        callback = _progress_callback(self.callback, self.verbose, progress, self.tol)
         if xp is not None:  # array-API input: blocks, preconditioner and CG on X's device
-            idx = np.sort(rng.choice(n, size=M, replace=False))
-            self.center_indices_ = idx
-            devices.nystroem_krr_fit(self, X, Y, xp, idx, callback)
+            device = _array_api.device_of(X)
+
+            def host_rows(i):  # the candidate centres, as the numpy path sees them
+                rows = xp.take(X, _array_api.from_numpy(i, xp, device), axis=0)
+                return _array_api.to_numpy(rows).astype(self.dtype, copy=False)
+
+            idx = self._choose_centers(X, M, rng, host_rows)
+            devices.nystroem_krr_fit(
+                self, X, Y, xp, idx, callback, sample_weight=sw, progress=progress
+            )
+            if sw is not None:
+                self.center_indices_ = _array_api.from_numpy(support[idx], xp, device)
             residual = float(self.history_[-1])
             if residual > self.tol:
                 warnings.warn(
@@ -402,6 +459,7 @@ class _BaseNystroemKRR(BaseEstimator):
                     ConvergenceWarning,
                     stacklevel=3,
                 )
+            self._finish_progress(progress)
             return self
         X = X.astype(self.dtype, copy=False)
         idx = self._choose_centers(X, M, rng)
@@ -446,7 +504,7 @@ class _BaseNystroemKRR(BaseEstimator):
         # right-hand side K_nM^T S y and the product v -> (K_nM^T S K_nM + λ n K_MM) v
         if self.precompute:
             # one pass: H = K_nM^T K_nM (M × M, O(n M²) flops), then CG costs no data passes
-            H, KtY = self._gram_pass(X, Yc, M, sw)
+            H, KtY = self._gram_pass(X, Yc, M, sw, progress)
             H += lam * n_eff * KMM
             # form B^T H B once (O(M^3)); each CG step is then one M × M product
             BHB = apply_Bt(H @ apply_B(np.eye(M)))
@@ -456,11 +514,11 @@ class _BaseNystroemKRR(BaseEstimator):
                 return BHB @ U
 
         else:
-            KtY = self._knm_t_y(X, Yc)
+            KtY = self._knm_t_y(X, Yc, progress)
 
             def matvec(U):
                 V = apply_B(U)
-                return apply_Bt(self._knm_t_knm(X, V, sw) + lam * n_eff * (KMM @ V))
+                return apply_Bt(self._knm_t_knm(X, V, sw, progress) + lam * n_eff * (KMM @ V))
 
         if not np.isfinite(KtY).all():
             raise ValueError(
@@ -510,7 +568,15 @@ class _BaseNystroemKRR(BaseEstimator):
         self.history_ = np.asarray(history)
         self.n_iter_ = len(history) - 1
         self.n_centers_ = M
+        self._finish_progress(progress)
         return self
+
+    def _finish_progress(self, progress):
+        if self.verbose is None:  # verbose=True has printed every iteration already
+            progress.finish(
+                f"done: {self.n_iter_} CG iterations, relative residual "
+                f"{float(self.history_[-1]):.3e} (tol {self.tol:g})"
+            )
 
     def _decision(self, X):
         check_is_fitted(self, "dual_coef_")
@@ -570,8 +636,13 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         Seeds the choice of centres.
     callback : callable or None
         Called as ``callback(iteration, alpha, relative_residual)`` after each CG step.
-    verbose : bool, default=False
-        Print iteration, residual and elapsed time (a :class:`ProgressPrinter`).
+    verbose : None, bool or int >= 0, default=None
+        True (or >= 1) prints iteration, residual and elapsed time after every CG step (a
+        :class:`ProgressPrinter`, on standard output). None, the default, is silent unless
+        the fit runs longer than 30 s; then it writes a line every 30 s to standard error
+        (CG iteration or rows of the current pass over the data, residual, elapsed time), so
+        that a long fit never looks like a hang. 0 or False: never a line
+        (:mod:`kernelcourse._progress`).
 
     Attributes
     ----------
@@ -624,18 +695,14 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         self._validate_params()
         xp = namespace_of(X)
         if xp is not None:
-            if sample_weight is not None:
-                raise ValueError(
-                    "sample_weight is not supported for array-API input; pass numpy arrays "
-                    "to fit with weights."
-                )
             X, y = validate_data(
                 self, X, y, multi_output=True, y_numeric=True, dtype=[xp.float64, xp.float32]
             )
             device = _array_api.device_of(X)
             Y = xp.astype(_array_api.move(y, xp, device), _array_api.max_float(xp, device))
             self._single_output = Y.ndim == 1
-            self._fit_targets(X, Y[:, None] if self._single_output else Y, xp=xp)
+            sw = _host_weights(sample_weight, X.shape[0])
+            self._fit_targets(X, Y[:, None] if self._single_output else Y, sw, xp=xp)
             return self
         check_fit_input(X, y, regression=True)
         X, y = validate_data(
@@ -674,14 +741,9 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
         self._validate_params()
         xp = namespace_of(X)
         if xp is not None:  # labels are binarized on the host, the ±1 codes sent to X's device
-            if sample_weight is not None:
-                raise ValueError(
-                    "sample_weight is not supported for array-API input; pass numpy arrays "
-                    "to fit with weights."
-                )
             X = validate_data(self, X, dtype=[xp.float64, xp.float32])
             y = _array_api.to_numpy(y) if namespace_of(y) is not None else np.asarray(y)
-            sw = None
+            sw = _host_weights(sample_weight, X.shape[0])
         else:
             check_fit_input(X, y)
             X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])

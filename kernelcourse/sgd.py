@@ -44,6 +44,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._progress import Progress
 from ._validation import as_float_matrix
 from .features import RandomFourierFeatures
 from .kernels import Kernel
@@ -376,6 +377,13 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         Rows mapped by ψ at a time inside a block (bounds the (rows, D) feature array).
     random_state : int, RandomState or None
         Seed of the default map.
+    verbose : None, bool or int >= 0, default=None
+        Progress within a call of ``fit`` or ``partial_fit`` (rows done, SGD steps, mean loss
+        of the averaged model on the current batch, elapsed time), checked after each batch
+        of ``batch_rows`` rows (the compiled loop runs a batch at a time). None: silent
+        unless the call runs longer than 30 s, then a line every 30 s on standard error;
+        0: never; 1: a line at most every second, 2: every batch, on standard output
+        (:mod:`kernelcourse._progress`).
 
     Attributes
     ----------
@@ -402,6 +410,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "batch_rows": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "verbose": ["verbose", None],
     }
 
     def __init__(
@@ -413,6 +422,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         eta0=0.1,
         batch_rows=4096,
         random_state=None,
+        verbose=None,
     ):
         self.features = features
         self.loss = loss
@@ -420,6 +430,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         self.eta0 = eta0
         self.batch_rows = batch_rows
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X, y):
         """One SGD pass over the rows of an in-memory X (use :meth:`partial_fit` to stream)."""
@@ -470,6 +481,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                 f"y holds labels {np.unique(y[unknown])} outside classes {list(self.classes_)}."
             )
         s = np.where(y == self.classes_[1], 1.0, -1.0)
+        progress = Progress(f"{type(self).__name__}.partial_fit", self.verbose)
         for start in range(0, len(X), self.batch_rows):
             Z = np.ascontiguousarray(
                 self.features_.transform(X[start : start + self.batch_rows]), dtype=np.float64
@@ -484,10 +496,24 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                 float(self.eta0),
                 self.loss == "logistic",
             )
+            if progress and progress.due():
+                progress.report(self._progress_line(Z, s[start : start + len(Z)], start, len(X)))
         self.n_samples_seen_ += len(X)
+        progress.finish(f"done: {len(X)} rows, {self.n_samples_seen_} SGD steps in all")
         self.coef_ = self._w_avg[None, :-1].copy()
         self.intercept_ = self._w_avg[-1:].copy()
         return self
+
+    def _progress_line(self, Z, s, start, n):
+        """Rows done, steps, and the loss of the averaged model on this batch (computed only
+        when a line is written)."""
+        m = s * (Z @ self._w_avg[:-1] + self._w_avg[-1])
+        loss = np.logaddexp(0.0, -m) if self.loss == "logistic" else np.maximum(0.0, 1.0 - m)
+        return (
+            f"{start + len(Z)} of {n} rows, {self.n_samples_seen_ + start + len(Z)} SGD "
+            f"steps: mean {self.loss} loss of the averaged model on this batch "
+            f"{float(np.mean(loss)):.4g}"
+        )
 
     def decision_function(self, X):
         r""":math:`\bar w^T \psi(x) + b`, computed in blocks of ``batch_rows``."""

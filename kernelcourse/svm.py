@@ -38,6 +38,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ._progress import Progress
 from ._validation import as_float_vector, check_count, check_fit_input, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
@@ -117,7 +118,7 @@ class _RowCache:
         return r
 
 
-def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
+def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True, verbose=None):
     r"""Solve the SVM dual by SMO with second-order working-set selection.
 
     Works with the signed coefficients :math:`\beta = y \odot \alpha`, so the dual reads
@@ -153,6 +154,11 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
         100 n, with a floor of 10⁵ steps).
     shrinking : bool
         Use the shrinking heuristic (only with a precomputed Gram matrix).
+    verbose : None, bool or int >= 0, default=None
+        Progress lines (steps, KKT gap m − M, elapsed time), checked every 64 steps: by default
+        only once the solve has run for 30 s, then every 30 s, on standard error; 0 never;
+        1 at most every second, 2 every check, on standard output
+        (:mod:`kernelcourse._progress`).
 
     Returns
     -------
@@ -182,6 +188,8 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
         raise ValueError("gram contains NaN or infinity.")
     if max_iter is None:
         max_iter = _default_max_iter(n)
+    progress = verbose if isinstance(verbose, Progress) else Progress("smo_solve", verbose)
+    report = bool(progress)  # one test per step; the clock is read every 64 steps
     U = np.where(y > 0, C, 0.0)
     L = np.where(y > 0, 0.0, -C)
     beta = np.zeros(n)
@@ -254,6 +262,11 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
         vu[j] = vj if ba[j] < Ua[j] else -inf
         vl[j] = vj if ba[j] > La[j] else inf
         it += 1
+        if report and it % 64 == 0 and progress.due():
+            progress.report(
+                f"SMO step {it}: KKT gap m − M = {gap:.3e} (tol {tol:g}), "
+                f"{len(act)} of {n} variables active"
+            )
         if hard and it % 1000 == 0 and np.abs(ba).max() > 1e12:
             # With C = ∞ the dual is unbounded when no separator exists: α grows without end.
             diverged = True
@@ -281,6 +294,8 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True):
         lo = v[low].min() if low.any() else -np.inf
         b = 0.5 * (hi + lo) if np.isfinite(hi) and np.isfinite(lo) else float(np.nan_to_num(hi))
     obj = float(y @ beta - 0.5 * beta @ f)
+    if not isinstance(verbose, Progress):
+        progress.finish(f"SMO stopped after {it} steps: KKT gap m − M = {gap:.3e} (tol {tol:g})")
     if diverged:
         obj = np.inf
     return SMOResult(beta, b, it, float(gap), converged, obj)
@@ -393,6 +408,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         :math:`C \cdot s_i \cdot w_{y_i}`, as scikit-learn's ``SVC``. "balanced" uses
         :math:`w_c = n / (n_{\text{classes}} \cdot n_c)`, for imbalanced data such as Adult
         (3:1).
+    verbose : None, bool or int >= 0, default=None
+        Progress of SMO (steps, KKT gap m − M, elapsed time). None: silent unless the fit
+        runs longer than 30 s, then a line every 30 s on standard error (so a long fit never
+        looks like a hang, while short ones print nothing); 0: never; 1: a line at most every
+        second, on standard output; 2: every 64 steps (:mod:`kernelcourse._progress`).
 
     Attributes
     ----------
@@ -451,6 +471,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         "shrinking": ["boolean"],
         "kernel_params": [dict, None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "verbose": ["verbose", None],
     }
 
     def __init__(
@@ -465,6 +486,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         shrinking=True,
         kernel_params=None,
         class_weight=None,
+        verbose=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -475,6 +497,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.shrinking = shrinking
         self.kernel_params = kernel_params
         self.class_weight = class_weight
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -534,7 +557,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         k = len(self.classes_)
         pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
         betas, intercepts, objs, gaps, iters = [], [], [], [], []
+        progress = Progress("KernelSVC.fit", self.verbose)
         for a, b in pairs:
+            if k > 2:
+                progress.task = f"KernelSVC.fit, classes {self.classes_[a]} vs {self.classes_[b]}"
             if k == 2:
                 idx = np.arange(n)
             else:
@@ -553,6 +579,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 tol=self.tol,
                 max_iter=self.max_iter,
                 shrinking=self.shrinking,
+                verbose=progress,
             )
             if np.isinf(C) and not np.isfinite(res.dual_objective):
                 raise ValueError(
@@ -582,6 +609,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             objs.append(res.dual_objective)
             gaps.append(res.kkt_gap)
             iters.append(res.n_iter)
+        progress.task = "KernelSVC.fit"
+        progress.finish(
+            f"done: {sum(iters)} SMO steps over {len(pairs)} binary problem(s), largest KKT "
+            f"gap {max(gaps):.3e} (tol {self.tol:g})"
+        )
         B = np.vstack(betas)
         self.support_ = np.flatnonzero(np.any(B != 0, axis=0))
         self.dual_coef_ = B[:, self.support_]
@@ -677,6 +709,11 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         Weight :math:`w_c` of each class, multiplying C for its samples (with the sample
         weights), as scikit-learn's ``LinearSVC``; "balanced" uses
         :math:`w_c = n / (n_{\text{classes}} \cdot n_c)`.
+    verbose : None, bool or int >= 0, default=None
+        Progress (Newton step or epoch, the quantity that converges, elapsed time). None:
+        silent unless the fit runs longer than 30 s, then a line every 30 s on standard
+        error; 0: never; 1: a line at most every second, 2: every step or epoch, on standard
+        output (:mod:`kernelcourse._progress`).
 
     Attributes
     ----------
@@ -710,6 +747,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "verbose": ["verbose", None],
     }
 
     def __init__(
@@ -723,6 +761,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         max_iter=1000,
         random_state=None,
         class_weight=None,
+        verbose=None,
     ):
         self.C = C
         self.loss = loss
@@ -732,6 +771,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.class_weight = class_weight
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -769,14 +809,17 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         k = len(self.classes_)
         problems = [1] if k == 2 else range(k)
         W, objs, iters = [], [], []
+        progress = Progress("PrimalSVC.fit", self.verbose)
         for c in problems:
+            if k > 2:
+                progress.task = f"PrimalSVC.fit, class {self.classes_[c]} vs rest"
             yy = np.where(y_enc == c, 1.0, -1.0)
             if self.loss == "squared_hinge":
                 w, it, ok = _newton_squared_hinge(
-                    X, yy, self.C * sw, self.tol, self.max_iter, bias=bias
+                    X, yy, self.C * sw, self.tol, self.max_iter, bias=bias, progress=progress
                 )
             else:
-                w, it, ok = _dcd_hinge(Z, yy, self.C * sw, self.tol, self.max_iter, rng)
+                w, it, ok = _dcd_hinge(Z, yy, self.C * sw, self.tol, self.max_iter, rng, progress)
             if not ok:
                 warnings.warn(
                     f"PrimalSVC ({self.loss}) did not reach tol={self.tol:g} in "
@@ -791,6 +834,8 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
                 else _primal_objective(Z, yy, self.C * sw, w, self.loss)
             )
             iters.append(it)
+        progress.task = "PrimalSVC.fit"
+        progress.finish(f"done: {sum(iters)} iterations over {len(W)} problem(s)")
         W = np.vstack(W)
         if self.fit_intercept:
             self.coef_ = W[:, :-1].copy()
@@ -834,7 +879,7 @@ def _primal_objective(Z, y, c, w, loss, bias=None):
     return float(0.5 * w @ w + c @ xi)
 
 
-def _newton_squared_hinge(Z, y, c, tol, max_iter, *, bias=None):
+def _newton_squared_hinge(Z, y, c, tol, max_iter, *, bias=None, progress=None):
     """Finite Newton method for ½‖w‖² + Σ c_i max(0, 1 − y_i z_iᵀw)² (Keerthi & DeCoste 2005).
 
     Each step solves (I + 2 Z_Aᵀ diag(c_A) Z_A) d = −∇ over the active set
@@ -857,6 +902,8 @@ def _newton_squared_hinge(Z, y, c, tol, max_iter, *, bias=None):
             g0 = max(gnorm, 1e-300)
         if gnorm <= tol * g0:
             return w, it - 1, True
+        if progress and progress.due():
+            progress.report(f"Newton step {it}: ‖∇‖/‖∇₀‖ = {gnorm / g0:.3e} (tol {tol:g})")
         act = r > 0
         if 2 * np.count_nonzero(act) <= n:
             Za, ca = Z[act], 2.0 * c[act]
@@ -916,7 +963,7 @@ def _line_search_squared_hinge(w, d, m, s, c):
     return t
 
 
-def _dcd_hinge(Z, y, c, tol, max_iter, rng):
+def _dcd_hinge(Z, y, c, tol, max_iter, rng, progress=None):
     """Dual coordinate descent for the hinge loss: max Σα − ½‖Σ α_i y_i z_i‖², 0 ≤ α ≤ c,
     with LIBLINEAR's shrinking of coordinates stuck at a bound and its stopping rule
     (spread of projected gradients over the active coordinates ≤ tol, on all of them).
@@ -945,6 +992,11 @@ def _dcd_hinge(Z, y, c, tol, max_iter, rng):
             active = movable
             pg_max_old, pg_min_old = math.inf, -math.inf
             continue
+        if progress and progress.due():
+            progress.report(
+                f"epoch {epoch}: projected-gradient spread {pg_max - pg_min:.3e} "
+                f"(tol {tol:g}), {len(active)} of {n} coordinates active"
+            )
         pg_max_old = pg_max if pg_max > 0 else math.inf
         pg_min_old = pg_min if pg_min < 0 else -math.inf
     return w, max_iter, False

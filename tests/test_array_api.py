@@ -360,9 +360,85 @@ def test_nystroem_krr_device_path_warns_when_tol_is_not_reached(dispatch):
         )
 
 
-@pytest.mark.parametrize("estimator", [KernelRidge(), NystroemKRR(), NystroemKRRClassifier()])
-def test_sample_weight_is_refused_for_array_api_input(dispatch, estimator):
-    X, y, labels = data(n=40)
-    target = labels if isinstance(estimator, NystroemKRRClassifier) else y
+def test_kernel_ridge_refuses_sample_weight_for_array_api_input(dispatch):
+    X, y, _ = data(n=40)
     with pytest.raises(ValueError, match="sample_weight is not supported for array-API"):
-        estimator.fit(xs.asarray(X), xs.asarray(target), sample_weight=np.ones(40))
+        KernelRidge().fit(xs.asarray(X), xs.asarray(y), sample_weight=np.ones(40))
+
+
+def repeated_rows(n=400, seed=0):
+    """Binary features: 32 distinct rows among n, so a uniform draw of centres repeats."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, 5)).astype(np.float64)
+    y = X @ np.array([1.0, -2.0, 0.5, 0.0, 1.5]) + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+@pytest.mark.parametrize("name,device", NAMESPACES)
+def test_device_path_deduplicates_centres_as_numpy(dispatch, name, device):
+    # issue 18, item 2 on the device path: the same distinct centres as the numpy path
+    X, y = repeated_rows()
+    kw = dict(gamma=0.5, lam=1e-6, n_centers=20, **CONVERGED)
+    ref = NystroemKRR(**kw).fit(X, y)
+    assert len(np.unique(ref.centers_, axis=0)) == 20
+    Xd = convert(X, name, device)
+    model = NystroemKRR(**kw).fit(Xd, convert(y, name, device))
+    np.testing.assert_array_equal(aa.to_numpy(model.center_indices_), ref.center_indices_)
+    got = aa.to_numpy(model.predict(Xd))
+    np.testing.assert_allclose(got, ref.predict(X), rtol=1e-6, atol=1e-6)
+    # and it solves the problem: training RMSE at the noise level, not diverged
+    assert np.sqrt(np.mean((got - y) ** 2)) < 0.2
+    # more centres than distinct rows: the same warning and the 32 distinct rows
+    with pytest.warns(UserWarning, match="only 32 distinct rows"):
+        model = NystroemKRR(**{**kw, "n_centers": 50}).fit(Xd, convert(y, name, device))
+    assert model.n_centers_ == 32
+    assert len(np.unique(aa.to_numpy(model.centers_), axis=0)) == 32
+
+
+@pytest.mark.parametrize("name,device", NAMESPACES)
+@pytest.mark.parametrize("precompute", [False, True])
+def test_device_path_sample_weight_matches_numpy(dispatch, name, device, precompute):
+    X, y, _ = data()
+    rng = np.random.default_rng(1)
+    sw = rng.uniform(0.2, 3.0, size=len(X))
+    sw[::7] = 0.0  # weight-zero points are left out and never become centres
+    kw = dict(gamma=0.3, lam=1e-3, n_centers=60, precompute=precompute, **CONVERGED)
+    ref = NystroemKRR(**kw).fit(X, y, sample_weight=sw)
+    Xd = convert(X, name, device)
+    model = NystroemKRR(**kw).fit(Xd, convert(y, name, device), sample_weight=sw)
+    np.testing.assert_array_equal(aa.to_numpy(model.center_indices_), ref.center_indices_)
+    assert not np.isin(aa.to_numpy(model.center_indices_), np.flatnonzero(sw == 0)).any()
+    np.testing.assert_allclose(aa.to_numpy(model.y_mean_), ref.y_mean_, rtol=1e-12)
+    np.testing.assert_allclose(aa.to_numpy(model.predict(Xd)), ref.predict(X), rtol=1e-6, atol=1e-6)
+    # the weights matter (not ignored): an unweighted fit is clearly different
+    plain = NystroemKRR(**kw).fit(X, y)
+    assert np.abs(plain.predict(X) - ref.predict(X)).max() > 1e-3
+    # integer weights count as copies, on the device as on the host
+    counts = rng.integers(1, 3, size=len(X))
+    copies = NystroemKRR(**kw).fit(np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    weighted = NystroemKRR(**kw).fit(Xd, convert(y, name, device), sample_weight=counts)
+    # (the centres differ, so compare through the fitted mean only, which is exact)
+    np.testing.assert_allclose(aa.to_numpy(weighted.y_mean_), copies.y_mean_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name,device", NAMESPACES)
+def test_device_classifier_sample_weight_matches_numpy(dispatch, name, device):
+    X, _, labels = data(n=300)
+    sw = np.random.default_rng(2).uniform(0.5, 2.0, size=len(X))
+    kw = dict(gamma=0.3, lam=1e-3, n_centers=60, **CONVERGED)
+    ref = NystroemKRRClassifier(**kw).fit(X, labels, sample_weight=sw)
+    Xd = convert(X, name, device)
+    model = NystroemKRRClassifier(**kw).fit(
+        Xd, convert(labels, name, device), sample_weight=convert(sw, name, device)
+    )
+    np.testing.assert_allclose(
+        aa.to_numpy(model.decision_function(Xd)), ref.decision_function(X), rtol=1e-6, atol=1e-6
+    )
+
+
+def test_device_path_sample_weight_errors_name_it(dispatch):
+    X, y, _ = data(n=40)
+    with pytest.raises(ValueError, match="sample_weight"):
+        NystroemKRR().fit(xs.asarray(X), xs.asarray(y), sample_weight=-np.ones(40))
+    with pytest.raises(ValueError, match="sample_weight"):
+        NystroemKRR().fit(xs.asarray(X), xs.asarray(y), sample_weight=np.ones(39))
