@@ -879,15 +879,20 @@ def _primal_objective(Z, y, c, w, loss, bias=None):
     return float(0.5 * w @ w + c @ xi)
 
 
+# Newton's active rows are copied up to this size, or up to half of Z (whichever is more)
+_GATHER_BYTES = 2**27
+
+
 def _newton_squared_hinge(Z, y, c, tol, max_iter, *, bias=None, progress=None):
     """Finite Newton method for ½‖w‖² + Σ c_i max(0, 1 − y_i z_iᵀw)² (Keerthi & DeCoste 2005).
 
     Each step solves (I + 2 Z_Aᵀ diag(c_A) Z_A) d = −∇ over the active set
     A = {i: y_i z_iᵀw < 1} by conjugate gradients (a few Hessian-vector products, each two
     passes over Z_A), then takes the exact minimiser along d. Memory traffic over Z is what
-    costs, so a small Z_A is gathered once per step; when A holds more than half the rows,
-    the products run over all of Z with zero weights outside A instead, so that the copy
-    never exceeds half of Z. With ``bias = c`` the rows are [z_i; c] without forming them.
+    costs, so Z_A is gathered once per step; only when A holds more than half the rows and
+    the copy would exceed ``_GATHER_BYTES`` do the products run over all of Z with zero
+    weights outside A instead (a little slower), so that a large Z is never copied whole.
+    With ``bias = c`` the rows are [z_i; c] without forming them.
     """
     n = Z.shape[0]
     D = Z.shape[1] + (bias is not None)
@@ -905,7 +910,8 @@ def _newton_squared_hinge(Z, y, c, tol, max_iter, *, bias=None, progress=None):
         if progress and progress.due():
             progress.report(f"Newton step {it}: ‖∇‖/‖∇₀‖ = {gnorm / g0:.3e} (tol {tol:g})")
         act = r > 0
-        if 2 * np.count_nonzero(act) <= n:
+        n_act = np.count_nonzero(act)
+        if 2 * n_act <= n or n_act * Z.shape[1] * Z.itemsize <= _GATHER_BYTES:
             Za, ca = Z[act], 2.0 * c[act]
         else:
             Za, ca = Z, np.where(act, 2.0 * c, 0.0)

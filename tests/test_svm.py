@@ -386,9 +386,13 @@ def test_ragged_x_names_x():
 
 
 @pytest.mark.parametrize("C", [1e-3, 100.0])  # most rows active / few rows active
-def test_primal_squared_hinge_bias_column_is_implicit(C):
+@pytest.mark.parametrize("gather_bytes", [0, 2**27])  # masked products / gathered rows
+def test_primal_squared_hinge_bias_column_is_implicit(C, gather_bytes, monkeypatch):
     # The Newton solver handles [z_i; c] without copying Z: same solution as the explicit
     # augmented problem without an intercept, in both of its active-set branches.
+    import kernelcourse.svm as svm_module
+
+    monkeypatch.setattr(svm_module, "_GATHER_BYTES", gather_bytes)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 6))
     y = np.where(X[:, 0] + 0.3 * X[:, 1] + 0.5 > 0, 1, -1)
