@@ -23,8 +23,9 @@ that does not finish is recorded as such and the others still run:
 
 Accuracy, fit and predict time, explained variances, peak memory, the machine, the date and
 the versions go to ``kernelcourse/benchmark_results/lecture004_sizes.json`` (read it with
-``datasets.load_benchmark("lecture004_sizes")``). Smoke mode runs every step in-process on
-small synthetic data and writes nothing. The printed rows compare each exact fit time with
+``datasets.load_benchmark("lecture004_sizes")``); ``BENCH_LECTURE004_STEPS=step:data,...``
+reruns only those steps and keeps the others. Smoke mode runs every step in-process on small
+synthetic data and writes nothing. The printed rows compare each exact fit time with
 the best approximate one (ratio > 1: the approximation is faster).
 """
 
@@ -349,7 +350,12 @@ def full_run(path=RESULTS, plan=PLAN):
             if s["step"] == "grid" and "result" in s
         }
         print(f"{step} on {data} (limit {FULL['timeouts'][limit]} s) ...", flush=True)
-        entry = {"step": step, "data": data, "limit_s": FULL["timeouts"][limit]}
+        entry = {
+            "step": step,
+            "data": data,
+            "limit_s": FULL["timeouts"][limit],
+            "started": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        }
         start = time.perf_counter()
         try:
             proc = subprocess.run(
@@ -431,7 +437,16 @@ def _rows(record):
 
 
 def run(smoke=False):
-    return _rows(smoke_run() if smoke else full_run())
+    if smoke:
+        return _rows(smoke_run())
+    # BENCH_LECTURE004_STEPS="kernel_svc:covertype,..." reruns only those steps, keeping the
+    # record's other steps
+    only = os.environ.get("BENCH_LECTURE004_STEPS")
+    plan = PLAN
+    if only:
+        wanted = {tuple(item.split(":")) for item in only.split(",")}
+        plan = [p for p in PLAN if (p[0], p[1]) in wanted]
+    return _rows(full_run(plan=plan))
 
 
 if __name__ == "__main__":

@@ -11,3 +11,21 @@ def test_benchmark_runs_at_smoke_size(mod):
     assert rows
     for r in rows:
         assert r["ours_s"] > 0 and r["reference_s"] > 0 and r["target"] > 0
+
+
+def test_lecture004_record_matches_its_benchmark():
+    """The stored lecture-004 record, read by chapter 9, has the shape the module writes."""
+    from benchmarks import bench_lecture004 as bench
+    from kernelcourse.datasets import load_benchmark
+
+    record = load_benchmark("lecture004_sizes")
+    assert {"date", "machine", "settings", "lecture", "steps"} <= set(record)
+    assert record["settings"]["sizes"] == {"adult": [30_162, 15_060], "covertype": [40_000, 10_000]}
+    assert record["settings"]["pca"]["n_samples"] == 20_000
+    planned = {(step, data) for step, data, _ in bench.PLAN}
+    for s in record["steps"]:
+        assert (s["step"], s["data"]) in planned
+        assert ("result" in s) != ("error" in s)
+        if s["step"] == "grid" and "result" in s:
+            assert s["result"]["C"] in bench.GRID["C"]
+            assert s["result"]["gamma"] in bench.GRID["gamma"]
