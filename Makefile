@@ -30,7 +30,7 @@ PERTURB := OPENBLAS_CORETYPE=Sandybridge NUMBA_CPU_NAME=generic OMP_NUM_THREADS=
            OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 .PHONY: help setup book book-test chromium test unit nbval nbval-perturbed notebooks homework lab \
-        bench lint clean
+        bench bench-scale lint clean
 
 help:
 	@echo "make book       build the HTML book into _build/html (offline)"
@@ -41,6 +41,8 @@ help:
 	@echo "make homework   release the student starters from book/homework/solutions"
 	@echo "make lab        start JupyterLab in the project environment"
 	@echo "make bench      speed comparisons against scikit-learn / LIBSVM"
+	@echo "make bench-scale  Rahimi & Recht's Forest row on full Covertype (about 30 min);"
+	@echo "                writes kernelcourse/benchmark_results/scale_covertype.json"
 
 setup: $(STAMP)
 
@@ -103,6 +105,9 @@ lab: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
+
+bench-scale: $(STAMP)
+	OMP_NUM_THREADS=2 $(PY) -m benchmarks scale
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check kernelcourse tests benchmarks

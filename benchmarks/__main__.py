@@ -7,12 +7,16 @@ import pathlib
 import sys
 
 
-def modules(selectors=()):
+def modules(selectors=(), *, every=False):
     here = pathlib.Path(__file__).parent
     names = sorted(p.stem for p in here.glob("bench_*.py"))
     if selectors:
         names = [n for n in names if any(s in n for s in selectors)]
-    return [importlib.import_module(f"benchmarks.{n}") for n in names]
+    mods = [importlib.import_module(f"benchmarks.{n}") for n in names]
+    if not selectors and not every:
+        # full-data record runs (tens of minutes) run only when named, e.g. `scale`
+        mods = [m for m in mods if not getattr(m, "RUN_ONLY_WHEN_NAMED", False)]
+    return mods
 
 
 def main(argv=None):

@@ -383,6 +383,7 @@ def accuracy_time_pareto(ax, runs, *, time_key="fit_s", labels=None, references=
             color="C3",
         )
     ax.set_xscale("log")
+    log_ticks(ax, "x")
     ax.set_xlabel("fit time (s, log scale)" if time_key == "fit_s" else f"{time_key} (s)")
     ax.set_ylabel("test accuracy (%)")
     ax.legend(loc="lower right")

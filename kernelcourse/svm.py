@@ -758,8 +758,11 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
                 f"y has only one class ({self.classes_[0]!r}); an SVM needs at least two."
             )
         sw = _box_weights(self, sample_weight, X, y_enc)
-        if self.fit_intercept:
-            Z = np.hstack([X, np.full((len(X), 1), float(self.intercept_scaling))])
+        bias = float(self.intercept_scaling) if self.fit_intercept else None
+        if self.fit_intercept and self.loss == "hinge":
+            # the compiled coordinate descent reads rows of [z_i; c]; Newton's method below
+            # handles the constant column implicitly, so a large Z is never copied
+            Z = np.hstack([X, np.full((len(X), 1), bias)])
         else:
             Z = X
         rng = check_random_state(self.random_state)
@@ -769,7 +772,9 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         for c in problems:
             yy = np.where(y_enc == c, 1.0, -1.0)
             if self.loss == "squared_hinge":
-                w, it, ok = _newton_squared_hinge(Z, yy, self.C * sw, self.tol, self.max_iter)
+                w, it, ok = _newton_squared_hinge(
+                    X, yy, self.C * sw, self.tol, self.max_iter, bias=bias
+                )
             else:
                 w, it, ok = _dcd_hinge(Z, yy, self.C * sw, self.tol, self.max_iter, rng)
             if not ok:
@@ -780,7 +785,11 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
                     stacklevel=2,
                 )
             W.append(w)
-            objs.append(_primal_objective(Z, yy, self.C * sw, w, self.loss))
+            objs.append(
+                _primal_objective(X, yy, self.C * sw, w, self.loss, bias)
+                if Z is X
+                else _primal_objective(Z, yy, self.C * sw, w, self.loss)
+            )
             iters.append(it)
         W = np.vstack(W)
         if self.fit_intercept:
@@ -807,42 +816,59 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(F, axis=1)]
 
 
-def _primal_objective(Z, y, c, w, loss):
-    xi = np.maximum(0.0, 1.0 - y * (Z @ w))
+def _aug_matvec(X, w, bias):
+    """[X, c·1] w: the product with the features plus the constant column c = ``bias``
+    (None: no constant column)."""
+    return X @ w if bias is None else X @ w[:-1] + bias * w[-1]
+
+
+def _aug_rmatvec(X, u, bias):
+    """[X, c·1]ᵀ u."""
+    return X.T @ u if bias is None else np.append(X.T @ u, bias * u.sum())
+
+
+def _primal_objective(Z, y, c, w, loss, bias=None):
+    xi = np.maximum(0.0, 1.0 - y * _aug_matvec(Z, w, bias))
     if loss == "squared_hinge":
         xi = xi * xi
     return float(0.5 * w @ w + c @ xi)
 
 
-def _newton_squared_hinge(Z, y, c, tol, max_iter):
+def _newton_squared_hinge(Z, y, c, tol, max_iter, *, bias=None):
     """Finite Newton method for ½‖w‖² + Σ c_i max(0, 1 − y_i z_iᵀw)² (Keerthi & DeCoste 2005).
 
     Each step solves (I + 2 Z_Aᵀ diag(c_A) Z_A) d = −∇ over the active set
     A = {i: y_i z_iᵀw < 1} by conjugate gradients (a few Hessian-vector products, each two
     passes over Z_A), then takes the exact minimiser along d. Memory traffic over Z is what
-    costs, so Z_A is gathered once per step and every other product reads Z once.
+    costs, so a small Z_A is gathered once per step; when A holds more than half the rows,
+    the products run over all of Z with zero weights outside A instead, so that the copy
+    never exceeds half of Z. With ``bias = c`` the rows are [z_i; c] without forming them.
     """
-    n, D = Z.shape
+    n = Z.shape[0]
+    D = Z.shape[1] + (bias is not None)
     w = np.zeros(D)
     m = np.zeros(n)  # margins y_i z_iᵀ w
     g0 = None
     for it in range(1, max_iter + 1):
         r = np.maximum(1.0 - m, 0.0)
-        grad = w - 2.0 * (Z.T @ (c * y * r))
+        grad = w - 2.0 * _aug_rmatvec(Z, c * y * r, bias)
         gnorm = float(np.linalg.norm(grad))
         if g0 is None:
             g0 = max(gnorm, 1e-300)
         if gnorm <= tol * g0:
             return w, it - 1, True
         act = r > 0
-        Za, ca = Z[act], 2.0 * c[act]
+        if 2 * np.count_nonzero(act) <= n:
+            Za, ca = Z[act], 2.0 * c[act]
+        else:
+            Za, ca = Z, np.where(act, 2.0 * c, 0.0)
         d = _cg(
-            lambda p, Za=Za, ca=ca: p + Za.T @ (ca * (Za @ p)),
+            lambda p, Za=Za, ca=ca: p + _aug_rmatvec(Za, ca * _aug_matvec(Za, p, bias), bias),
             -grad,
             rtol=min(0.1, math.sqrt(gnorm / g0)),
             maxiter=max(50, D),
         )
-        s = y * (Z @ d)
+        s = y * _aug_matvec(Z, d, bias)
         t = _line_search_squared_hinge(w, d, m, s, c)
         w += t * d
         m += t * s

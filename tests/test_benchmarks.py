@@ -5,7 +5,7 @@ import pytest
 from benchmarks.__main__ import modules
 
 
-@pytest.mark.parametrize("mod", modules(), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("mod", modules(every=True), ids=lambda m: m.__name__)
 def test_benchmark_runs_at_smoke_size(mod):
     rows = mod.run(smoke=True)
     assert rows
@@ -29,3 +29,11 @@ def test_lecture004_record_matches_its_benchmark():
         if s["step"] == "grid" and "result" in s:
             assert s["result"]["C"] in bench.GRID["C"]
             assert s["result"]["gamma"] in bench.GRID["gamma"]
+
+
+def test_full_data_records_run_only_when_named():
+    default = {m.__name__ for m in modules()}
+    assert "benchmarks.bench_scale" not in default
+    assert "benchmarks.bench_rff" in default
+    assert "benchmarks.bench_lecture004" not in default
+    assert [m.__name__ for m in modules(["scale"])] == ["benchmarks.bench_scale"]

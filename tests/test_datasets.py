@@ -425,3 +425,47 @@ def test_covertype_chunks_bad_arguments(monkeypatch, tmp_path):
 def test_covertype_chunks_offline_error(monkeypatch, isolated):
     with pytest.raises(ds.DataUnavailableError, match="covtype.data.gz"):
         next(ds.iter_covertype_chunks(5, download=False))
+
+
+@pytest.mark.parametrize("buffer, chunk_size", [(1, 1), (5, 4), (12, 7), (100, 6)])
+def test_covertype_chunks_shuffle_buffer_yields_every_row_once(
+    monkeypatch, tmp_path, buffer, chunk_size
+):
+    rows = tiny_covtype_file(monkeypatch, tmp_path)
+    blocks = list(
+        ds.iter_covertype_chunks(chunk_size, shuffle_buffer=buffer, shuffle_seed=1, download=False)
+    )
+    assert all(0 < len(X) <= chunk_size for X, _ in blocks)
+    X = np.concatenate([b[0] for b in blocks])
+    y = np.concatenate([b[1] for b in blocks])
+    key = lambda a: np.lexsort(a.T[::-1])  # noqa: E731
+    full = np.column_stack([X, y])
+    np.testing.assert_array_equal(full[key(full)], rows[key(rows)])
+    assert not np.array_equal(X, rows[:, :54])  # 30 rows: some moved
+    again = np.concatenate(
+        [
+            b[0]
+            for b in ds.iter_covertype_chunks(
+                chunk_size, shuffle_buffer=buffer, shuffle_seed=1, download=False
+            )
+        ]
+    )
+    np.testing.assert_array_equal(X, again)
+
+
+def test_covertype_chunks_shuffle_buffer_mixes_only_within_its_reach(monkeypatch, tmp_path):
+    # a row leaves the buffer at most buffer + chunk rows after it entered
+    rows = tiny_covtype_file(monkeypatch, tmp_path)
+    index = {tuple(r[:54]): i for i, r in enumerate(rows)}
+    blocks = ds.iter_covertype_chunks(3, shuffle_buffer=6, shuffle_seed=0, download=False)
+    out = [index[tuple(x)] for X, _ in blocks for x in X]
+    assert len(out) == len(rows)
+    late = [pos - i for pos, i in enumerate(out)]
+    assert max(-d for d in late) <= 6 + 3 + 3  # buffer + one yielded and one read block
+
+
+def test_covertype_chunks_shuffle_buffer_is_validated(monkeypatch, tmp_path):
+    tiny_covtype_file(monkeypatch, tmp_path)
+    for bad in (-1, True, 2.5):
+        with pytest.raises(ValueError, match="shuffle_buffer"):
+            next(ds.iter_covertype_chunks(5, shuffle_buffer=bad, download=False))

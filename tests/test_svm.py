@@ -383,3 +383,19 @@ def test_smo_solve_validates(kwargs, error, match):
 def test_ragged_x_names_x():
     with pytest.raises(ValueError, match="X is ragged"):
         KernelSVC().fit([[1.0, 2.0], [3.0]], [0, 1])
+
+
+@pytest.mark.parametrize("C", [1e-3, 100.0])  # most rows active / few rows active
+def test_primal_squared_hinge_bias_column_is_implicit(C):
+    # The Newton solver handles [z_i; c] without copying Z: same solution as the explicit
+    # augmented problem without an intercept, in both of its active-set branches.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 6))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] + 0.5 > 0, 1, -1)
+    c = 2.5
+    implicit = PrimalSVC(C=C, intercept_scaling=c, tol=1e-10, max_iter=200).fit(X, y)
+    Z = np.hstack([X, np.full((300, 1), c)])
+    explicit = PrimalSVC(C=C, fit_intercept=False, tol=1e-10, max_iter=200).fit(Z, y)
+    np.testing.assert_allclose(implicit.coef_[0], explicit.coef_[0, :-1], atol=1e-8)
+    np.testing.assert_allclose(implicit.intercept_[0], c * explicit.coef_[0, -1], atol=1e-8)
+    np.testing.assert_allclose(implicit.objective_, explicit.objective_, rtol=1e-10)

@@ -169,11 +169,11 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.shifts_ = rng.uniform(size=(P, d)) * self.pitches_
         self._hash_coefs = rng.randint(0, 2**63, size=d, dtype=np.uint64) * np.uint64(2) + 1
         self._cells = []
-        codes = []
-        for h in self._cell_hashes(X):
-            cells, inverse = np.unique(h, return_inverse=True)
+        # filled in place: a list of rows stacked afterwards would hold the codes twice
+        codes = np.empty((P, len(X)), dtype=np.int32)
+        for p, h in enumerate(self._cell_hashes(X)):
+            cells, codes[p] = np.unique(h, return_inverse=True)
             self._cells.append(cells)
-            codes.append(inverse.astype(np.int32))
         self.n_bins_ = np.array([len(c) for c in self._cells])
         self._offsets = np.concatenate([[0], np.cumsum(self.n_bins_)])
         self._n_features_out = int(self._offsets[-1])
@@ -192,28 +192,28 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def fit_transform_codes(self, X):
         """Fit, and return the training points' features as :class:`BinCodes`."""
         X, codes = self._fit(X)
-        return BinCodes(np.stack(codes), self._offsets, self.n_grids)
+        return BinCodes(codes, self._offsets, self.n_grids)
 
     def transform_codes(self, X):
         """The features of :meth:`transform` as :class:`BinCodes`: the cell index of each row
         in each grid, 4 bytes per non-zero instead of CSR's 12 (and no transpose needed)."""
         X = self._validated(X)
-        return BinCodes(np.stack(self._codes(X)), self._offsets, self.n_grids)
+        return BinCodes(self._codes(X), self._offsets, self.n_grids)
 
     def _validated(self, X):
         check_is_fitted(self)
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def _codes(self, X):
-        codes = []
-        for cells, h in zip(self._cells, self._cell_hashes(X), strict=True):
+        codes = np.empty((self.n_grids, len(X)), dtype=np.int32)
+        for p, (cells, h) in enumerate(zip(self._cells, self._cell_hashes(X), strict=True)):
             pos = np.minimum(np.searchsorted(cells, h), len(cells) - 1)
-            codes.append(np.where(cells[pos] == h, pos, -1).astype(np.int32))
+            codes[p] = np.where(cells[pos] == h, pos, -1)
         return codes
 
     def _assemble(self, n, codes):
         P = self.n_grids
-        cols = np.stack(codes, axis=1)  # (n, P); -1 marks an unseen cell
+        cols = codes.T  # (n, P); -1 marks an unseen cell
         seen = cols >= 0
         cols = cols + self._offsets[:-1][None, :]
         indptr = np.concatenate([[0], np.cumsum(seen.sum(axis=1))])
