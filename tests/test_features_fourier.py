@@ -197,18 +197,54 @@ def test_qmc_beats_monte_carlo_for_matern():
     assert _mean_error("qmc", kernel=Matern(2.5, 2.0)) < _mean_error("mc", kernel=Matern(2.5, 2.0))
 
 
-def test_leverage_sampling_is_unbiased_and_weighted():
-    X = _points(40, 2, seed=2)
-    K = RBF(0.5)(X)
-    maps = [
-        RandomFourierFeatures(
-            gamma=0.5, n_components=100, sampling="leverage", ridge=1e-2, random_state=s
+def _leverage_draws(X, gamma, R, **params):
+    """Z Zᵀ of R leverage-sampled maps (fresh pool each) and the same without the weights."""
+    weighted, unweighted = [], []
+    for seed in range(R):
+        est = RandomFourierFeatures(
+            gamma=gamma, sampling="leverage", random_state=seed, **params
         ).fit(X)
-        for s in range(40)
-    ]
-    assert not np.allclose(maps[0].weights_, 1.0)
-    est = np.mean([m.approximate_kernel(X) for m in maps], axis=0)
-    assert np.abs(est - K).max() < 0.05
+        Z = est.transform(X)
+        weighted.append(Z @ Z.T)
+        Zu = Z / est.weights_
+        unweighted.append(Zu @ Zu.T)
+    return np.array(weighted), np.array(unweighted)
+
+
+def _max_z_score(draws, K):
+    """Largest |mean − K| over the entries, in units of the standard error of the mean."""
+    se = draws.std(axis=0) / np.sqrt(len(draws))
+    return np.max(np.abs(draws.mean(axis=0) - K) / np.maximum(se, 1e-12))
+
+
+@pytest.mark.parametrize("feature_map", ["cos", "cossin"])
+def test_leverage_sampling_is_unbiased_and_weighted(feature_map):
+    # Two clusters and a small ridge: the leverage distribution is far from p, so a wrong
+    # importance weight shows up as a bias many standard errors wide.
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 0.3, (15, 1)), rng.normal(4, 1.5, (15, 1))]
+    K = RBF(5.0)(X)
+    weighted, unweighted = _leverage_draws(
+        X, 5.0, 400, n_components=20, map=feature_map, ridge=1e-4, pool_factor=4
+    )
+    # E[Z Zᵀ] = K entry by entry: within 5 standard errors of the mean of 400 draws
+    assert _max_z_score(weighted, K) < 5.0
+    # ... which the same draws without the weights √(p/q) miss by far
+    assert _max_z_score(unweighted, K) > 15.0
+
+
+def test_leverage_scores_use_the_kernel_scale():
+    # c·k with ridge c·λ has the leverage function of k with ridge λ: the same frequencies.
+    X = _points(40, 2, seed=2)
+    a = RandomFourierFeatures(
+        kernel=RBF(0.5), n_components=30, sampling="leverage", ridge=1e-3, random_state=0
+    ).fit(X)
+    b = RandomFourierFeatures(
+        kernel=4.0 * RBF(0.5), n_components=30, sampling="leverage", ridge=4e-3, random_state=0
+    ).fit(X)
+    np.testing.assert_allclose(a.omega_, b.omega_)
+    np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-8)
+    np.testing.assert_allclose(4.0 * a.approximate_kernel(X), b.approximate_kernel(X), atol=1e-8)
 
 
 @pytest.mark.parametrize(

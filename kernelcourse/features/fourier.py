@@ -480,10 +480,13 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 f"machine's {total / 2**30:.1f} GiB; lower pool_factor or n_components."
             )
         pool = measure.sample(n_pool, d, method="mc", random_state=rng)
+        # k(0) = mass times the average of cos(ωᵀ(x − y)): without it a multiple c·k would
+        # be scored with the ridge λ/c instead of λ.
+        pool_scale = math.sqrt(measure.mass / n_pool)
 
         def features(start):
             P = rows @ pool[start : start + block].T
-            return np.hstack([np.cos(P), np.sin(P)]) / math.sqrt(n_pool)
+            return np.hstack([np.cos(P), np.sin(P)]) * pool_scale
 
         # ZZᵀ = Σ_b Z_b Z_bᵀ ≈ K on those rows; τ_j sums the cos and the sin column of ω_j.
         G = np.zeros((n, n))
@@ -501,7 +504,9 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         tau = np.clip(tau, 0, None) + 1e-12
         q = tau / tau.sum()
         idx = rng.choice(n_pool, size=n_freq, replace=True, p=q)
-        # Unbiased: E_j[z_j z_jᵀ / (M q_j)] = (1/M) Σ_j z_j z_jᵀ ≈ K.
+        # Importance weights √(p(ω)/q(ω)): on the pool p is uniform, 1/M, so a feature drawn
+        # with probability q_j gets weight² 1/(M q_j) and E_j[w_j² cos(ω_jᵀΔ)] =
+        # (1/M) Σ_j cos(ω_jᵀΔ), the pool's unbiased estimate of k(Δ)/k(0).
         return pool[idx], np.sqrt(1.0 / (n_pool * q[idx]))
 
     def transform(self, X):
