@@ -363,6 +363,8 @@ def accuracy_time_pareto(ax, runs, *, time_key="fit_s", labels=None, references=
     ax.step(
         t[front][order], acc[front][order], where="post", color="gray", lw=1, label="Pareto front"
     )
+    ax.plot([], [], "o", mfc="C0", mec="C0", ls="none", label="on the front")
+    ax.plot([], [], "s", mfc="white", mec="C0", ls="none", label="dominated")
     for r, ti, ai, on in zip(kept, t, acc, front, strict=True):
         ax.plot(ti, ai, "o" if on else "s", ms=7, mfc="C0" if on else "white", mec="C0")
         ax.annotate(
@@ -370,21 +372,27 @@ def accuracy_time_pareto(ax, runs, *, time_key="fit_s", labels=None, references=
             (ti, ai),
             xytext=(5, 4),
             textcoords="offset points",
-            fontsize=8,
+            fontsize=9,
         )
+    from matplotlib.transforms import blended_transform_factory
+
     for name, value in (references or {}).items():
         ax.axhline(100 * value, ls=":", lw=1, color="C3")
-        ax.annotate(
+        # x in axes coordinates, y in data: the label sits at the left edge whatever the scale
+        ax.text(
+            0.01,
+            100 * value,
             name,
-            (ax.get_xlim()[0], 100 * value),
-            xytext=(3, 2),
-            textcoords="offset points",
-            fontsize=8,
+            transform=blended_transform_factory(ax.transAxes, ax.transData),
+            va="bottom",
+            fontsize=9,
             color="C3",
         )
     ax.set_xscale("log")
+    # room on the right for the labels of the slowest runs (they are written rightwards)
+    ax.set_xlim(t.min() / 1.3, t.max() * 2.2)
     log_ticks(ax, "x")
     ax.set_xlabel("fit time (s, log scale)" if time_key == "fit_s" else f"{time_key} (s)")
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(loc="lower right")
+    legend_outside(ax)
     return front

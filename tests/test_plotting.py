@@ -38,7 +38,12 @@ def test_accuracy_time_pareto_draws_runs_front_and_references():
     texts = [t.get_text() for t in ax.texts]
     assert "binning" in texts and "a" in texts and "R&R binning" in texts
     assert ax.get_xscale() == "log" and "accuracy" in ax.get_ylabel()
-    assert len(ax.get_lines()) == 1 + 3 + 1  # front, three runs, one reference
+    # front, two legend keys (on the front / dominated), three runs, one reference
+    assert len(ax.get_lines()) == 1 + 2 + 3 + 1
+    assert ax.get_legend() is not None
+    legend_box = ax.get_legend().get_window_extent(fig.canvas.get_renderer())
+    axes_box = ax.get_window_extent(fig.canvas.get_renderer())
+    assert legend_box.y1 <= axes_box.y0  # below the axes, never over the data
     with pytest.raises(ValueError, match="no run"):
         plotting.accuracy_time_pareto(ax, [{"method": "x"}])
     matplotlib.pyplot.close(fig)
