@@ -147,3 +147,18 @@ def test_execute_without_the_extra_says_which_extra_in_one_line(monkeypatch, tmp
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "kernelcourse[notebooks]" in err and "nbclient" in err
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_code_lines_fit_the_page(path):
+    """Code lines of at most 88 characters: the book's code column and a laptop's Jupyter
+    show them without scrolling sideways."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    long = [
+        (cell.get("id"), len(line))
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code"
+        for line in "".join(cell["source"]).splitlines()
+        if len(line) > 88
+    ]
+    assert long == [], f"{path.name}: code lines over 88 characters (cell id, length): {long}"
