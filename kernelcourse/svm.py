@@ -828,10 +828,9 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
                     stacklevel=2,
                 )
             W.append(w)
+            # Z already holds the constant column when it is not X
             objs.append(
-                _primal_objective(X, yy, self.C * sw, w, self.loss, bias)
-                if Z is X
-                else _primal_objective(Z, yy, self.C * sw, w, self.loss)
+                _primal_objective(Z, yy, self.C * sw, w, self.loss, bias if Z is X else None)
             )
             iters.append(it)
         progress.task = "PrimalSVC.fit"
