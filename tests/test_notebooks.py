@@ -149,10 +149,23 @@ def test_execute_without_the_extra_says_which_extra_in_one_line(monkeypatch, tmp
     assert "kernelcourse[notebooks]" in err and "nbclient" in err
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
-def test_chapter_code_lines_fit_the_page(path):
+# The homework solutions (nbgrader's source notebooks) and the starters released from them.
+HOMEWORK = sorted((ROOT / "book" / "homework").glob("hw*.ipynb")) + sorted(
+    (ROOT / "book" / "homework" / "solutions").glob("hw*.ipynb")
+)
+
+
+def test_homework_notebooks_are_found():
+    solutions = [p for p in HOMEWORK if p.parent.name == "solutions"]
+    assert solutions and len(HOMEWORK) == 2 * len(solutions)
+
+
+@pytest.mark.parametrize(
+    "path", CHAPTERS + HOMEWORK, ids=lambda p: p.relative_to(ROOT / "book").as_posix()
+)
+def test_code_lines_fit_the_page(path):
     """Code lines of at most 88 characters: the book's code column and a laptop's Jupyter
-    show them without scrolling sideways."""
+    show them without scrolling sideways, in the chapters and in the homework alike."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     long = [
         (cell.get("id"), len(line))
@@ -161,4 +174,5 @@ def test_chapter_code_lines_fit_the_page(path):
         for line in "".join(cell["source"]).splitlines()
         if len(line) > 88
     ]
-    assert long == [], f"{path.name}: code lines over 88 characters (cell id, length): {long}"
+    where = path.relative_to(ROOT).as_posix()
+    assert long == [], f"{where}: code lines over 88 characters (cell id, length): {long}"
