@@ -91,3 +91,41 @@ def test_cell_index_overflow_raises_naming_gamma():
     X = 1e8 * np.random.default_rng(0).normal(size=(20, 3))
     with pytest.raises(ValueError, match="lower gamma or rescale X"):
         RandomBinningFeatures(gamma=1e12, random_state=0).fit(X)
+
+
+def test_per_feature_gamma_is_the_ard_laplacian_kernel():
+    X = _data(40, 3, 4)
+    gammas = np.array([0.2, 1.0, 2.5])
+    K = np.exp(-np.abs(X[:, None, :] - X[None, :, :]) @ gammas)
+    rb = RandomBinningFeatures(gamma=gammas, n_grids=20000, random_state=1)
+    Z = rb.fit_transform(X)
+    K_hat = (Z @ Z.T).toarray()
+    assert np.abs(K_hat - K).max() < 6 * 0.5 / np.sqrt(20000)
+    # Gamma(2, 1/γ_k) pitches on axis k: mean 2/γ_k
+    np.testing.assert_allclose(rb.pitches_.mean(axis=0), 2 / gammas, rtol=0.03)
+    np.testing.assert_array_equal(rb.gamma_, gammas)
+
+
+def test_per_feature_gamma_equals_one_gamma_on_rescaled_inputs():
+    X = _data(200, 3, 5)
+    gammas = np.array([0.5, 2.0, 1.0])
+    Z_ard = RandomBinningFeatures(gamma=gammas, n_grids=50, random_state=0).fit_transform(X)
+    Z_one = RandomBinningFeatures(gamma=1.0, n_grids=50, random_state=0).fit_transform(X * gammas)
+    np.testing.assert_allclose((Z_ard @ Z_ard.T).toarray(), (Z_one @ Z_one.T).toarray())
+    # a scalar given as a 0-d array is the ordinary kernel
+    rb = RandomBinningFeatures(gamma=np.float64(0.5), n_grids=5, random_state=0).fit(X)
+    assert isinstance(rb.gamma_, float)
+
+
+@pytest.mark.parametrize(
+    "gamma, match",
+    [
+        ([1.0, 2.0], r"one entry per feature \(3\)"),
+        ([1.0, 0.0, 1.0], "> 0"),
+        ([1.0, np.nan, 1.0], "finite"),
+    ],
+)
+def test_per_feature_gamma_is_checked(gamma, match):
+    with pytest.raises(ValueError, match=match) as err:
+        RandomBinningFeatures(gamma=gamma, n_grids=5).fit(_data(10, 3))
+    assert "gamma" in str(err.value)

@@ -16,6 +16,11 @@ falls in is a one-hot vector, and averaging P independent grids,
 .. math:: z(x) = \tfrac{1}{\sqrt P}\,[\,z_1(x); \dots; z_P(x)\,], \qquad
           \mathbb E[z(x)^T z(y)] = e^{-\gamma \|x - y\|_1}.
 
+Nothing requires the same γ on every axis: with :math:`\delta_k \sim \mathrm{Gamma}(2,
+1/\gamma_k)` the product is :math:`e^{-\sum_k \gamma_k |x_k - y_k|}`, a Laplacian kernel with a
+bandwidth per feature (automatic relevance determination, ARD, when the γ_k are chosen from
+data). It is the same kernel as one γ on the rescaled inputs :math:`(\gamma_k x_k / \gamma)_k`.
+
 Lecture 004 names the method as the memorizing counterpart of random Fourier features: its basis
 functions are indicator functions of cells instead of smooth waves.
 """
@@ -84,14 +89,17 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     Parameters
     ----------
-    gamma : float > 0 or None, default=None
-        γ of the Laplacian kernel; None means 1 / n_features.
+    gamma : float > 0, array-like of shape (n_features,) or None, default=None
+        γ of the Laplacian kernel; None means 1 / n_features. An array gives each feature its
+        own γ_k, the kernel :math:`e^{-\sum_k \gamma_k |x_k - y_k|}`.
     n_grids : int >= 1, default=50
         Number P of independent grids; the error of :math:`z^T z` falls like :math:`1/\sqrt P`.
     random_state : int, RandomState instance or None, default=None
 
     Attributes
     ----------
+    gamma_ : float or ndarray of shape (n_features,)
+        The γ used (an array when ``gamma`` is one).
     pitches_ : ndarray of shape (P, n_features)
         Cell widths δ.
     shifts_ : ndarray of shape (P, n_features)
@@ -113,7 +121,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     """
 
     _parameter_constraints: dict = {
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "n_grids": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -136,8 +144,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             if len(X) and not worst.max() < _CELL_LIMIT:
                 raise ValueError(
                     f"random binning: a cell index |x − u|/δ reaches {worst.max():.3g}, "
-                    "beyond the 2^62 an int64 holds (γ = "
-                    f"{self.gamma_:.3g} makes the pitches δ ~ 1/γ tiny against |x| up to "
+                    f"beyond the 2^62 an int64 holds (γ up to {np.max(self.gamma_):.3g} "
+                    "makes the pitches δ ~ 1/γ tiny against |x| up to "
                     f"{np.abs(X).max():.3g}); lower gamma or rescale X."
                 )
             yield from out
@@ -163,7 +171,18 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         rng = check_random_state(self.random_state)
         d = X.shape[1]
         gamma = self.gamma if self.gamma is not None else 1.0 / d
-        self.gamma_ = float(gamma)
+        if np.ndim(gamma) == 0:
+            self.gamma_ = float(gamma)
+        else:
+            gamma = np.array(gamma, dtype=np.float64)
+            if gamma.shape != (d,):
+                raise ValueError(
+                    f"gamma must be a number or have one entry per feature ({d}), got shape "
+                    f"{gamma.shape}."
+                )
+            if not np.all(np.isfinite(gamma) & (gamma > 0)):
+                raise ValueError(f"every entry of gamma must be finite and > 0, got {gamma}.")
+            self.gamma_ = gamma
         P = self.n_grids
         self.pitches_ = rng.gamma(shape=2.0, scale=1.0 / gamma, size=(P, d))
         self.shifts_ = rng.uniform(size=(P, d)) * self.pitches_
