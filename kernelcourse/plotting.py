@@ -20,19 +20,29 @@ __all__ = [
     "accuracy_time_pareto",
 ]
 
+# The book's column is 672 px wide at a 1280 px window, and figures are drawn at 100 px per
+# inch, so a figure at most COLUMN_WIDTH inches wide (plus the saved margin) is shown at its
+# drawn size. Its text is then 12 pt = 16.7 px: at least the body text's 16 px at 100 % zoom.
+COLUMN_WIDTH = 6.5
+_FONT = 12
 _STYLE = {
-    "figure.figsize": (6.4, 4.0),
+    "figure.figsize": (5.0, 3.5),
     "figure.dpi": 100,
+    "font.size": _FONT,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "axes.titlesize": 11,
-    "axes.labelsize": 10,
-    "legend.fontsize": 9,
+    "axes.titlesize": _FONT,
+    "axes.labelsize": _FONT,
+    "xtick.labelsize": _FONT,
+    "ytick.labelsize": _FONT,
+    "legend.fontsize": _FONT,
+    "figure.titlesize": _FONT,
     "legend.frameon": False,
     "image.cmap": "viridis",
     "savefig.bbox": "tight",
+    "savefig.pad_inches": 0.05,
 }
 
 
@@ -72,12 +82,28 @@ def _display_figures_sharp():
 
 
 def new_figure(ncols=1, nrows=1, *, width=None, height=None, **kwargs):
-    """A figure and axes in the book's style, sized by the number of panels."""
+    """A figure and axes in the book's style, sized by the number of panels.
+
+    At most two panels side by side, and never wider than the book's column
+    (``COLUMN_WIDTH`` inches), so that no figure is scaled down and its axis text stays as
+    large as the body text. Stack further panels in rows.
+    """
     import matplotlib.pyplot as plt
 
+    if ncols not in (1, 2):
+        raise ValueError(
+            f"ncols must be 1 or 2 (panels side by side in the book's column), got {ncols!r}."
+        )
+    if not isinstance(nrows, numbers.Integral) or nrows < 1:
+        raise ValueError(f"nrows must be a positive integer, got {nrows!r}.")
+    w = width if width is not None else (5.0 if ncols == 1 else COLUMN_WIDTH)
+    if not w <= COLUMN_WIDTH:
+        raise ValueError(
+            f"width={w!r} inches is wider than the book's column ({COLUMN_WIDTH} in), so the "
+            "figure would be shown scaled down; use at most two panels a row and stack the rest."
+        )
+    h = height if height is not None else (3.5 if ncols == 1 else 3.0) * nrows + 0.3
     use_style()
-    w = width if width is not None else 4.2 * ncols + 0.6
-    h = height if height is not None else 3.4 * nrows + 0.4
     return plt.subplots(nrows, ncols, figsize=(w, h), **kwargs)
 
 
@@ -372,27 +398,20 @@ def accuracy_time_pareto(ax, runs, *, time_key="fit_s", labels=None, references=
             (ti, ai),
             xytext=(5, 4),
             textcoords="offset points",
-            fontsize=9,
         )
-    from matplotlib.transforms import blended_transform_factory
-
-    for name, value in (references or {}).items():
-        ax.axhline(100 * value, ls=":", lw=1, color="C3")
-        # x in axes coordinates, y in data: the label sits at the left edge whatever the scale
-        ax.text(
-            0.01,
-            100 * value,
-            name,
-            transform=blended_transform_factory(ax.transAxes, ax.transData),
-            va="bottom",
-            fontsize=9,
-            color="C3",
-        )
+    # the published references go into the legend, which sits below the axes: a label
+    # written next to its line would collide with a run that lands close to it
+    colors = ["C3", "C1", "C2", "C4"]
+    for k, (name, value) in enumerate((references or {}).items()):
+        ax.axhline(100 * value, ls=":", lw=1.5, color=colors[k % len(colors)], label=name)
     ax.set_xscale("log")
     # room on the right for the labels of the slowest runs (they are written rightwards)
     ax.set_xlim(t.min() / 1.3, t.max() * 2.2)
+    # and room above the top run for its label
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high + 0.08 * (high - low))
     log_ticks(ax, "x")
     ax.set_xlabel("fit time (s, log scale)" if time_key == "fit_s" else f"{time_key} (s)")
     ax.set_ylabel("test accuracy (%)")
-    legend_outside(ax)
+    legend_outside(ax, ncols=2)
     return front

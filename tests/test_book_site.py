@@ -695,6 +695,18 @@ def test_figures_keep_their_size_on_a_phone(book_html, browser, chapter):
     assert ready["overflow"] <= 1, f"{chapter} at {PHONE} px scrolls sideways"
 
 
+def test_figures_are_shown_unscaled_at_desktop_width(book_html, browser, chapter):
+    """At 1280 px the column holds every figure at the size it was drawn at, so its 12 pt
+    axis text (16.7 px) is at least as large as the 16 px body text at 100 % zoom."""
+    if chapter == "(none)":
+        pytest.fail("no chapter page book/NN_*.html was built")
+    browser.open((book_html / chapter).as_uri())
+    ready = browser.evaluate(READY, timeout=90)
+    shrunk = [f for f in ready["figures"] if f["shown"] < f["drawn"] - 1]
+    assert ready["figures"], f"{chapter}: no figure found"  # every chapter has one
+    assert shrunk == [], f"{chapter} at 1280 px: figures shown below their drawn size {shrunk}"
+
+
 CONTRAST = r"""
 (async (theme) => {
   document.documentElement.dataset.theme = theme;

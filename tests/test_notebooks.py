@@ -123,6 +123,30 @@ def test_figures_are_ordinary_outputs(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_figures_fit_the_column_at_their_drawn_size(path):
+    """A figure no wider than the book's column is shown unscaled at 1280 px, so its 12 pt
+    axis text stays at least as large as the body text; the PNG has twice the pixels."""
+    import base64
+    import struct
+
+    from kernelcourse.plotting import COLUMN_WIDTH
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell, out in _outputs(nb):
+        if "image/png" not in out.get("data", {}):
+            continue
+        width = out.get("metadata", {}).get("image/png", {}).get("width")
+        assert width is not None, f"{path.name}: a figure in cell {cell.get('id')} has no width"
+        # 100 px per inch, plus the saved margin of 0.05 in on each side
+        assert width <= 100 * COLUMN_WIDTH + 12, (
+            f"{path.name}: a figure in cell {cell.get('id')} is {width} px wide, wider than "
+            "the column; it would be shown scaled down"
+        )
+        png = base64.b64decode(out["data"]["image/png"])
+        assert struct.unpack(">I", png[16:20])[0] >= 2 * width - 2
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_chapter_reads_nothing_from_the_checkout(path):
     """A chapter downloaded from the book runs anywhere: data come through
     kernelcourse.datasets and stored results through the package, never a repository path."""

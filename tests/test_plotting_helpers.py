@@ -153,3 +153,19 @@ def test_warm_time_rejects_bad_input():
         plotting.warm_time(lambda: None, repeat=0)
     with pytest.raises(ValueError, match="warmup"):
         plotting.warm_time(lambda: None, warmup=-1)
+
+
+def test_new_figure_keeps_to_the_column():
+    from kernelcourse.plotting import COLUMN_WIDTH
+
+    fig, axes = plotting.new_figure(2, 2)
+    assert fig.get_size_inches()[0] <= COLUMN_WIDTH and axes.shape == (2, 2)
+    plt.close(fig)
+    # the book's axis text is at least the body text's 16 px at 100 dpi
+    assert plt.rcParams["xtick.labelsize"] * 100 / 72 >= 16
+    with pytest.raises(ValueError, match="ncols"):
+        plotting.new_figure(3)
+    with pytest.raises(ValueError, match="width=8"):
+        plotting.new_figure(width=8)
+    with pytest.raises(ValueError, match="nrows"):
+        plotting.new_figure(nrows=0)
