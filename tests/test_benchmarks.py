@@ -37,3 +37,48 @@ def test_full_data_records_run_only_when_named():
     assert "benchmarks.bench_rff" in default
     assert "benchmarks.bench_lecture004" not in default
     assert [m.__name__ for m in modules(["scale"])] == ["benchmarks.bench_scale"]
+
+
+def test_binning_validation_gives_an_irrelevant_feature_a_smaller_bandwidth():
+    """The per-feature stage halves γ_k on a column that only adds noise to the distances."""
+    import numpy as np
+
+    from benchmarks import bench_scale as bench
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 3))
+    X[:, 2] *= 4.0  # a wide, irrelevant column dominates |x - x'|_1
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] > 0, 1, -1)
+    settings = {
+        **bench.SMOKE,
+        "binning_grid": {
+            "gamma": [1.0],
+            "lam": [0.1],
+            "stage1_n_grids": 20,
+            "n_grids": [20],
+            "feature_groups": {"x0 and x1": [0, 1], "noise": [2]},
+            "min_gain": 5e-3,
+        },
+    }
+    out = bench.validate_binning(X, y, settings, 500)
+    assert out["group_factors"]["noise"] < 1.0
+    assert out["chosen"]["gamma"][2] == out["base_gamma"] * out["group_factors"]["noise"]
+    stage2 = [r for r in out["grid"] if r["stage"] == 2]
+    kept = [r for r in stage2 if r["kept"]]
+    assert kept and all(r["group"] in settings["binning_grid"]["feature_groups"] for r in stage2)
+    # each kept step beat the one before it by more than min_gain
+    first = max(r["validation_accuracy"] for r in out["grid"] if r["stage"] == 1)
+    assert kept[0]["validation_accuracy"] > first + 5e-3
+
+
+def test_scale_record_matches_its_benchmark():
+    """The stored full-data record, read by chapter 11, has the shape the module writes."""
+    from benchmarks import bench_scale as bench
+    from kernelcourse.datasets import load_benchmark
+
+    record = load_benchmark("scale_covertype")
+    assert record["settings"]["binning_grid"] == bench.FULL["binning_grid"]
+    binning = record["validation"]["binning"]
+    assert {"grid", "chosen", "base_gamma", "group_factors"} <= set(binning)
+    assert len(binning["chosen"]["gamma"]) == record["data"]["n_features"]
+    assert {r["method"] for r in record["runs"]} == set(bench.METHODS)
