@@ -257,7 +257,8 @@ def log_ticks(ax, axis="x", *, ticks=None, base=10, minor=True):
     axis : {"x", "y", "both"}
     ticks : sequence of float, optional
         The labelled ticks. By default every power of ``base`` in view, or 1-2-5 steps when
-        the data span less than about one and a half decades.
+        the data span less than about one and a half decades, or fewer than three powers of
+        ``base`` are in view (so that at least two ticks carry labels).
     base : float
         Base of the logarithm (> 1).
     minor : bool
@@ -291,7 +292,14 @@ def log_ticks(ax, axis="x", *, ticks=None, base=10, minor=True):
         else:
             lo, hi = sorted(abs(v) for v in getattr(ax, f"get_{name}lim")())
             span = math.log(hi / lo, base) if lo > 0 else math.inf
-            subs = (1.0, 2.0, 5.0) if span < 1.5 else (1.0,)
+            # powers of the base in view: with fewer than three, one of them may sit at an
+            # edge and the axis would carry a single label
+            powers = (
+                math.floor(math.log(hi, base) + 1e-9) - math.ceil(math.log(lo, base) - 1e-9) + 1
+                if lo > 0
+                else math.inf
+            )
+            subs = (1.0, 2.0, 5.0) if span < 1.5 or (powers < 3 and span < 2.5) else (1.0,)
             major = LogLocator(base=base, subs=subs, numticks=12)
         target.set_major_locator(major)
         target.set_major_formatter(FuncFormatter(lambda v, _pos: _plain_number(v)))

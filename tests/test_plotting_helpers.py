@@ -169,3 +169,14 @@ def test_new_figure_keeps_to_the_column():
         plotting.new_figure(width=8)
     with pytest.raises(ValueError, match="nrows"):
         plotting.new_figure(nrows=0)
+
+
+def test_log_ticks_label_more_than_one_tick_on_a_short_axis(figures):
+    # 1.6 decades with a single power of ten inside: 1-2-5 steps, not one lonely label
+    fig, ax = plt.subplots()
+    ax.loglog([16, 128], [0.012, 0.31])
+    plotting.log_ticks(ax, "y")
+    fig.canvas.draw()
+    lo, hi = ax.get_ylim()
+    shown = [v for v in ax.yaxis.get_major_locator()() if lo <= v <= hi]
+    assert len(shown) >= 3 and 0.1 in shown and 0.02 in shown
