@@ -96,13 +96,14 @@ def new_figure(ncols=1, nrows=1, *, width=None, height=None, **kwargs):
         )
     if not isinstance(nrows, numbers.Integral) or nrows < 1:
         raise ValueError(f"nrows must be a positive integer, got {nrows!r}.")
-    w = width if width is not None else (5.0 if ncols == 1 else COLUMN_WIDTH)
+    one_w, one_h = _STYLE["figure.figsize"]  # a single panel's size
+    w = width if width is not None else (one_w if ncols == 1 else COLUMN_WIDTH)
     if not w <= COLUMN_WIDTH:
         raise ValueError(
             f"width={w!r} inches is wider than the book's column ({COLUMN_WIDTH} in), so the "
             "figure would be shown scaled down; use at most two panels a row and stack the rest."
         )
-    h = height if height is not None else (3.5 if ncols == 1 else 3.0) * nrows + 0.3
+    h = height if height is not None else (one_h if ncols == 1 else 3.0) * nrows + 0.3
     use_style()
     return plt.subplots(nrows, ncols, figsize=(w, h), **kwargs)
 
