@@ -95,7 +95,7 @@ nbval-perturbed: $(STAMP)
 	env $(PERTURB) $(PY) -m pytest book $(NBVAL) -n 2 --dist loadscope -p no:cacheprovider
 
 notebooks: $(STAMP)
-	$(PY) -m kernelcourse.notebooks execute book
+	$(PY) -m kernelcourse.book.notebooks execute book
 
 homework: $(STAMP)
 	$(PY) -m kernelcourse.homework release

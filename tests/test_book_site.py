@@ -299,7 +299,7 @@ def test_no_raw_tex_in_the_text(book_html, browser, screenshots, page):
 
 
 def test_result_tables_are_padded_and_right_aligned(book_html, browser, screenshots, page):
-    """Every result table is a kernelcourse.report.Table (class kc-table): cells padded by at
+    """Every result table is a kernelcourse.book.report.Table (class kc-table): cells padded by at
     least 4 px on both sides, every numeric cell right-aligned, also in a column that mixes
     numbers with text; no bare HTML table in an output."""
     report = _visit(browser, book_html, page, screenshots)
