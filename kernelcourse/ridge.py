@@ -598,13 +598,6 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         round-off per entry (use it with a λ that keeps K + λI well conditioned). Predictions
         are always computed in float64 (float32 on a device without float64).
 
-    Notes
-    -----
-    Array-API input (PyTorch, CuPy, array-api-strict with
-    ``sklearn.set_config(array_api_dispatch=True)``) is fitted and predicted with its own
-    library on its own device; the fitted arrays live there too. A Gram matrix that does not
-    fit in the device's free memory is refused before it is formed.
-
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
@@ -621,6 +614,11 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     (λ of the lectures) rather than ``alpha``; the default kernel is "rbf" (scikit-learn:
     "linear"); ``kernel="polynomial"`` has degree 2 and :math:`c_0 = 1` by default
     (scikit-learn: degree 3, coef0 = 1). γ = None means 1 / n_features in both.
+
+    Array-API input (PyTorch, CuPy, array-api-strict with
+    ``sklearn.set_config(array_api_dispatch=True)``) is fitted and predicted with its own
+    library on its own device; the fitted arrays live there too. A Gram matrix that does not
+    fit in the device's free memory is refused before it is formed.
 
     References
     ----------

@@ -194,7 +194,7 @@ class SpectrumKernel(StringKernel):
         return {"k": self.k, "alphabet": self.alphabet, "unknown": self.unknown}
 
     def feature_dim(self, n_features=None):
-        """|𝒜|^k, the number of possible k-mers."""
+        r"""The number of possible k-mers, :math:`|\mathcal A|^k`."""
         return len(self.alphabet) ** self.k
 
     def _kmer_indices(self, s, i):
@@ -226,7 +226,7 @@ class SpectrumKernel(StringKernel):
         return np.asarray(F.multiply(F).sum(axis=1)).ravel()
 
     def kmers(self, indices):
-        """The k-mer strings of feature indices (inverse of the base-|𝒜| code)."""
+        r"""The k-mer strings of feature indices (inverse of the base-:math:`|\mathcal A|` code)."""
         A = len(self.alphabet)
         out = []
         for idx in np.atleast_1d(indices):
@@ -270,7 +270,7 @@ class WeightedDegreeKernel(StringKernel):
         return {"degree": self.degree, "alphabet": self.alphabet, "unknown": self.unknown}
 
     def feature_dim(self, length):
-        """Σ_d (N − d + 1)|𝒜|^d for strings of length N."""
+        r"""The dimension :math:`\sum_d (N - d + 1)\,|\mathcal A|^d` for strings of length N."""
         A = len(self.alphabet)
         return sum(max(length - d + 1, 0) * A**d for d in range(1, self.degree + 1))
 

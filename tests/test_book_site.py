@@ -21,7 +21,7 @@ import urllib.parse
 
 import pytest
 import yaml
-from _chromium import Chromium, find_chromium
+from kernelcourse.book.chromium import Chromium, find_chromium
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTER = re.compile(r"^book/\d\d_[^/]+\.html$")

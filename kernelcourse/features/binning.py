@@ -204,7 +204,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         return self._assemble(len(X), codes)
 
     def transform(self, X):
-        """Sparse one-hot features, a CSR matrix of shape (n_samples, n_bins_.sum())."""
+        """Sparse one-hot features, a CSR matrix of shape (n_samples, ``n_bins_.sum()``)."""
         X = self._validated(X)
         return self._assemble(len(X), self._codes(X))
 
