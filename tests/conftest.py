@@ -20,7 +20,7 @@ def pytest_addoption(parser):
     parser.addoption(
         "--book-pdf",
         default=None,
-        help="the PDF edition (_build/html/kernelcourse.pdf) to read back; `make book-test` sets it",
+        help="the PDF (_build/html/kernelcourse.pdf) to read back; `make book-test` sets it",
     )
 
 

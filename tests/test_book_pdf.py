@@ -73,9 +73,8 @@ def _toc_files():
             if "file" in entry:
                 files.append(entry["file"])
             if "glob" in entry:
-                files.extend(sorted(
-                    str(pathlib.Path(p).with_suffix("")) for p in glob.glob(str(ROOT / entry["glob"]))
-                ))  # fmt: skip
+                found = glob.glob(str(ROOT / entry["glob"]))
+                files.extend(sorted(str(pathlib.Path(p).with_suffix("")) for p in found))
             walk(entry.get("sections", []))
 
     for part in toc.get("parts", []):

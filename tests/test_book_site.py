@@ -21,6 +21,7 @@ import urllib.parse
 
 import pytest
 import yaml
+
 from kernelcourse.book.chromium import Chromium, find_chromium
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

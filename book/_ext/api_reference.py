@@ -1,8 +1,9 @@
 """The book's API reference: one page per module of ``kernelcourse``, built from its ``__all__``.
 
-A page (MyST Markdown) is a title and ``{api-module} kernelcourse.NAME``. The directive writes the module's
-docstring, a summary table of every public name, then one entry per name (autodoc, rendered by
-numpydoc), so a name added to ``__all__`` appears without editing the page.
+A page (MyST Markdown) is a title and ``{api-module} kernelcourse.NAME``. The directive writes
+the module's docstring, a summary table of every public name, then one entry per name
+(autodoc, rendered by numpydoc), so a name added to ``__all__`` appears without editing the
+page.
 """
 
 from __future__ import annotations

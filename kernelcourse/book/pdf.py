@@ -66,7 +66,9 @@ PREPARE = r"""
     @media print {
       .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .bd-header-article,
       .bd-footer, .bd-footer-article, .prev-next-area, .header-article-items,
-      .toggle-button, .headerlink, #pst-back-to-top, .bd-footer-content { display: none !important; }
+      .toggle-button, .headerlink, #pst-back-to-top, .bd-footer-content {
+        display: none !important;
+      }
       .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
       .bd-page-width { max-width: 100% !important; }
       div.solution { break-inside: auto; }
