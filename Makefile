@@ -29,13 +29,16 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 PERTURB := OPENBLAS_CORETYPE=Sandybridge NUMBA_CPU_NAME=generic OMP_NUM_THREADS=1 \
            OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: help setup book book-test chromium test unit nbval nbval-perturbed notebooks homework lab \
+.PHONY: help setup book book-test pdf chromium poppler doctest test unit nbval nbval-perturbed notebooks homework lab \
         bench bench-scale lint clean
 
 help:
 	@echo "make book       build the HTML book into _build/html (offline)"
 	@echo "make test       unit tests, strict nbval over every notebook, then make book-test"
-	@echo "make book-test  build the book and check every page in headless Chromium"
+	@echo "make book-test  build the book and its PDF, check every page in headless Chromium"
+	@echo "                and read the PDF back"
+	@echo "make pdf        the whole book as one PDF: _build/html/kernelcourse.pdf (offline)"
+	@echo "make doctest    the Examples sections of the package's docstrings"
 	@echo "make nbval-perturbed  the notebooks again under another BLAS kernel, numba target, 1 thread"
 	@echo "make notebooks  re-execute every notebook in place"
 	@echo "make homework   release the student starters from book/homework/solutions"
@@ -61,15 +64,28 @@ book: $(STAMP)
 # Two workers (notebooks stay whole on one worker with --dist loadscope): within 20 minutes on
 # two cores.
 test: $(STAMP)
-	$(PY) -m pytest tests book $(NBVAL) -n 2 --dist loadscope --ignore=tests/test_book_site.py
+	$(PY) -m pytest tests book $(NBVAL) -n 2 --dist loadscope --ignore=tests/test_book_site.py \
+	  --ignore=tests/test_book_pdf.py
+	$(MAKE) --no-print-directory doctest
 	$(MAKE) --no-print-directory nbval-perturbed
 	$(MAKE) --no-print-directory book-test
 
 # Opens every page of _build/html from disk in headless Chromium (math typeset, images loaded,
 # internal links resolve, no console errors, nothing fetched from the network); screenshots go
-# to _build/screenshots/.
-book-test: book chromium
-	$(PY) -m pytest tests/test_book_site.py --book-html=_build/html
+# to _build/screenshots/. Then reads the PDF back (titles, no ?? or raw TeX, every figure).
+book-test: pdf
+	$(PY) -m pytest tests/test_book_site.py tests/test_book_pdf.py --book-html=_build/html \
+	  --book-pdf=_build/html/kernelcourse.pdf
+
+# The built HTML printed page by page by headless Chromium, joined by poppler's pdfunite
+# (kernelcourse/book/pdf.py says why this route and not LaTeX). About two minutes.
+pdf: book chromium poppler
+	$(PY) -m kernelcourse.book.pdf _build/html _build/html/kernelcourse.pdf
+
+# Every Examples section of the package, as doctests. A number matches to its printed
+# precision (pytest's NUMBER flag, set in pyproject.toml: the notebooks' rule).
+doctest: $(STAMP)
+	$(PY) -m pytest --doctest-modules kernelcourse -p no:cacheprovider
 
 # Debian's chromium for the browser test: installed when missing if we are root (as in CI).
 chromium:
@@ -84,6 +100,19 @@ chromium:
 	    exit 1; \
 	  fi; }
 
+# Debian's poppler-utils (pdfunite for `make pdf`, pdftotext and pdfimages for its test).
+poppler:
+	@command -v pdfunite >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's poppler-utils for the PDF"; \
+	    apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      poppler-utils >/dev/null; \
+	  else \
+	    echo "make pdf needs poppler-utils: run 'sudo apt-get install poppler-utils' first"; \
+	    exit 1; \
+	  fi; }
+
 unit: $(STAMP)
 	$(PY) -m pytest tests
 
@@ -95,7 +124,7 @@ nbval-perturbed: $(STAMP)
 	env $(PERTURB) $(PY) -m pytest book $(NBVAL) -n 2 --dist loadscope -p no:cacheprovider
 
 notebooks: $(STAMP)
-	$(PY) -m kernelcourse.notebooks execute book
+	$(PY) -m kernelcourse.book.notebooks execute book
 
 homework: $(STAMP)
 	$(PY) -m kernelcourse.homework release

@@ -1,8 +1,57 @@
 """kernelcourse: kernel methods at scale, the package behind the course book.
 
-Modules (imports only point down this list): ``kernels``, ``devices``, ``rkhs``, ``spectral``,
-``features``, ``ridge``, ``svm``, ``sgd``, ``bounds``, ``datasets``, ``plotting``, ``homework``,
-``distributed``.
+The library
+    ``kernels``
+        Kernel functions as small objects with their algebra; Gram matrices, PSD checks.
+    ``strings``
+        Kernels on sequences (spectrum and its relatives).
+    ``rkhs``
+        Functions of a reproducing kernel Hilbert space; Mercer expansions.
+    ``spectral``
+        Bochner: spectral measures of shift-invariant kernels and their samplers.
+    ``features``
+        Explicit feature maps as scikit-learn transformers: random Fourier features,
+        Nyström, random binning, random kitchen sinks.
+    ``ridge``
+        Ridge regression in the primal, kernel ridge regression in the dual, ridge on features.
+    ``scale``
+        Nyström kernel ridge regression by FALKON, streaming ridge, out-of-core pieces.
+    ``devices``, ``distributed``
+        The same computations on array-API inputs (PyTorch, GPUs) and on a Dask cluster.
+    ``svm``
+        Support vector machines: the dual by SMO and the primal on explicit features.
+    ``sgd``
+        Six ways to train a kernel machine by stochastic gradient, with operation counts.
+    ``bounds``
+        Concentration and generalization bounds used to choose D and λ.
+    ``datasets``
+        Synthetic generators and loaders for Adult, Covertype and MNIST.
+
+The course
+    ``homework``
+        Self-checks students call from the homework notebooks.
+    ``book``
+        The book's own machinery (figure style, tables and prose, notebook execution); not
+        needed by the library and never imported by it.
+
+Imports point one way: ``book`` and ``homework`` use the library, the library never imports
+them, and ``import kernelcourse`` imports no submodule at all.
 """
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "bounds",
+    "datasets",
+    "devices",
+    "distributed",
+    "features",
+    "kernels",
+    "ridge",
+    "rkhs",
+    "scale",
+    "sgd",
+    "spectral",
+    "strings",
+    "svm",
+]

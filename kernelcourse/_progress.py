@@ -26,7 +26,7 @@ the default would stay as silent as before. ``verbose=0`` silences them.
 
 The environment variable ``KERNELCOURSE_PROGRESS_AFTER`` (seconds, ``inf`` for never) moves
 the default's threshold for a whole process. The book's kernels set it to ``inf``
-(:data:`kernelcourse.notebooks.KERNEL_ENV`): their committed outputs are compared as text,
+(:data:`kernelcourse.book.notebooks.KERNEL_ENV`): their committed outputs are compared as text,
 and whether a fit passes 30 s depends on the machine's load, like the wall-clock timings the
 comparison masks.
 """

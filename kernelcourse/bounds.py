@@ -1,4 +1,7 @@
-"""Bounds from the lectures, as functions to compare against experiments."""
+"""Concentration and generalization bounds, as functions to compare against experiments.
+
+Chapters 4 and 6 set them against measured errors.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +24,8 @@ __all__ = [
 
 
 def rademacher_bound(K, c):
-    r"""Rademacher complexity bound :math:`c\sqrt{\operatorname{tr}(\mathbf K)}/n` (lecture 002).
+    r"""Rademacher complexity bound :math:`c\sqrt{\operatorname{tr}(\mathbf K)}/n`
+    (Bartlett and Mendelson, 2002; chapter 4).
 
     For the kernel machines :math:`\{x \mapsto \sum_i \alpha_i K(x, x_i) : \|\beta\|_{\mathcal H}
     \le c\}` the empirical Rademacher complexity on n points with Gram matrix K is at most this.
@@ -32,6 +36,15 @@ def rademacher_bound(K, c):
         Gram matrix on the sample.
     c : float >= 0
         Bound on the RKHS norm :math:`\|\beta\|_{\mathcal H} = \sqrt{\alpha^T K \alpha}`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.bounds import rademacher_bound
+    >>> from kernelcourse.kernels import RBF
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> print(round(rademacher_bound(RBF(gamma=1.0)(X), c=1.0), 4))
+    0.1
     """
     K = as_float_matrix(K, "K", allow_float32=False)
     if K.shape[0] != K.shape[1]:
@@ -62,7 +75,8 @@ def _check_count(D, name="D", integer=False):
 
 
 def hoeffding_bound(D, a):
-    r"""Hoeffding's bound for random Fourier features at one pair (x, y) (lecture 000).
+    r"""Hoeffding's bound for random Fourier features at one pair (x, y) (Hoeffding, 1963;
+    :doc:`chapter 6 </book/06_approximation_quality>`).
 
     ψ(x)ᵀψ(y) is the mean of D independent terms :math:`2\cos(\omega_i^T x + b_i)
     \cos(\omega_i^T y + b_i) \in [-2, 2]` with mean K(x, y), so
@@ -80,6 +94,12 @@ def hoeffding_bound(D, a):
     -------
     float
         The bound (it exceeds 1, and says nothing, when D a² < 8 ln 2).
+
+    Examples
+    --------
+    >>> from kernelcourse.bounds import hoeffding_bound
+    >>> print(round(hoeffding_bound(D=1000, a=0.1), 4))
+    0.573
     """
     D, a = _check_count(D), check_positive(a, "a")
     return 2.0 * math.exp(-D * a * a / 8.0)
@@ -87,20 +107,35 @@ def hoeffding_bound(D, a):
 
 def hoeffding_deviation(D, delta):
     r"""The deviation a with :math:`2e^{-Da^2/8} = \delta`: with probability at least
-    1 − δ, :math:`|K(x, y) - \psi(x)^T\psi(y)| < \sqrt{8\ln(2/\delta)/D}`."""
+    1 − δ, :math:`|K(x, y) - \psi(x)^T\psi(y)| < \sqrt{8\ln(2/\delta)/D}`.
+
+    Examples
+    --------
+    >>> from kernelcourse.bounds import hoeffding_deviation
+    >>> print(round(hoeffding_deviation(D=1000, delta=0.05), 4))
+    0.1718
+    """
     D, delta = _check_count(D), _check_probability(delta)
     return math.sqrt(8.0 * math.log(2.0 / delta) / D)
 
 
 def hoeffding_features(a, delta):
     r"""The smallest D with :math:`2e^{-Da^2/8} \le \delta`, i.e.
-    :math:`D = \lceil 8\ln(2/\delta)/a^2 \rceil` (inverse of :func:`hoeffding_bound`)."""
+    :math:`D = \lceil 8\ln(2/\delta)/a^2 \rceil` (inverse of :func:`hoeffding_bound`).
+
+    Examples
+    --------
+    >>> from kernelcourse.bounds import hoeffding_features
+    >>> print(hoeffding_features(a=0.1, delta=0.05))
+    2952
+    """
     a, delta = check_positive(a, "a"), _check_probability(delta)
     return max(1, math.ceil(8.0 * math.log(2.0 / delta) / (a * a)))
 
 
 def uniform_bound(D, eps, d, diameter, sigma_p):
-    r"""Rahimi–Recht uniform bound over a compact set (lecture 003).
+    r"""Rahimi–Recht uniform bound over a compact set (Rahimi and Recht, 2007;
+    :doc:`chapter 6 </book/06_approximation_quality>`).
 
     For a compact :math:`\mathcal X \subset \mathbb R^d` of diameter :math:`d_{\mathcal X}`
     and :math:`\sigma_p^2 = \mathbf E_p[\omega^T\omega]`,
@@ -120,6 +155,12 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
     sigma_p : float > 0
         Square root of the second moment of the spectral density
         (:meth:`kernelcourse.spectral.SpectralMeasure.second_moment`).
+
+    Examples
+    --------
+    >>> from kernelcourse.bounds import uniform_bound
+    >>> print(f"{uniform_bound(D=10**5, eps=0.1, d=2, diameter=2.0, sigma_p=1.0):.1e}")
+    7.4e-23
     """
     D, eps = _check_count(D), check_positive(eps, "eps")
     d = _check_count(d, "d", integer=True)
@@ -128,11 +169,17 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
 
 
 def features_needed(eps, delta, d, diameter, sigma_p):
-    r"""The smallest D for which :func:`uniform_bound` is at most δ (lecture 003):
+    r"""The smallest D for which :func:`uniform_bound` is at most δ (Rahimi and Recht, 2007):
 
     .. math:: D = \Big\lceil \frac{4(d + 2)}{\epsilon^2}
               \ln\frac{(2^4 \sigma_p d_{\mathcal X} / \epsilon)^2}{\delta} \Big\rceil
               = O\Big(\frac{d}{\epsilon^2}\ln\frac{\sigma_p d_{\mathcal X}}{\epsilon}\Big).
+
+    Examples
+    --------
+    >>> from kernelcourse.bounds import features_needed
+    >>> print(features_needed(eps=0.1, delta=0.05, d=2, diameter=2.0, sigma_p=1.0))
+    23252
     """
     eps, delta = check_positive(eps, "eps"), _check_probability(delta)
     d = _check_count(d, "d", integer=True)
@@ -144,7 +191,14 @@ def features_needed(eps, delta, d, diameter, sigma_p):
 def uniform_deviation(D, delta, d, diameter, sigma_p):
     """The ε at which :func:`uniform_bound` equals δ for a given D (found by bisection on
     log ε; the bound decreases in ε): with probability at least 1 − δ the sup error over the
-    compact set is below this ε."""
+    compact set is below this ε.
+
+    Examples
+    --------
+    >>> from kernelcourse.bounds import uniform_deviation
+    >>> print(round(uniform_deviation(D=10**5, delta=0.05, d=2, diameter=2.0, sigma_p=1.0), 3))
+    0.05
+    """
     D, delta = _check_count(D), _check_probability(delta)
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")

@@ -1,4 +1,4 @@
-"""Loaders for the lecture 004 data sets (UCI Adult, UCI Covertype, MNIST).
+"""Loaders for the data sets of Yang et al. (2012) (UCI Adult, UCI Covertype, MNIST).
 
 Where the files come from, in order:
 
@@ -108,7 +108,14 @@ SOURCES = {
 
 # -- where files live ---------------------------------------------------------------------------
 def cache_dir():
-    """The user cache folder: ``$XDG_CACHE_HOME/kernelcourse`` or ``~/.cache/kernelcourse``."""
+    """The user cache folder: ``$XDG_CACHE_HOME/kernelcourse`` or ``~/.cache/kernelcourse``.
+
+    Examples
+    --------
+    >>> from kernelcourse.datasets import cache_dir
+    >>> print(cache_dir().name)
+    kernelcourse
+    """
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return pathlib.Path(base) / "kernelcourse"
 
@@ -280,17 +287,18 @@ def _parse_adult(text):
 
 
 def load_adult(*, encoding="onehot", data_home=None, download=True):
-    """UCI Adult ("Census Income"): predict whether income exceeds $50K (lecture 004).
+    """UCI Adult ("Census Income"): predict whether income exceeds $50K
+    (:doc:`chapter 9 </book/09_nystroem_vs_rff>`).
 
     Rows with a missing value (``?``) are dropped, which leaves 30 162 training and 15 060 test
-    rows, the sizes used in lecture 004. Features are built from the training split only (the
+    rows, the sizes used by Yang et al. (2012). Features are built from the training split only (the
     test split reuses its categories, means and bin edges):
 
     * ``encoding="onehot"`` (default): the 8 categorical attributes one-hot encoded (98
       columns, from the categories present in the training rows) and the 6 numeric attributes
       standardized to mean 0 and variance 1: **104 features**.
     * ``encoding="binary"``: every attribute 0/1, as in the LIBSVM ``a9a`` file whose 123
-      features the lecture quotes: the numeric attributes are cut into training quintiles (ties
+      features that study quotes: the numeric attributes are cut into training quintiles (ties
       merge bins, e.g. capital-gain is 0 for 92 % of people) and one-hot encoded. This gives
       **about 120 features**; a9a has 123 because it also keeps ``?`` as a category.
 
@@ -308,6 +316,13 @@ def load_adult(*, encoding="onehot", data_home=None, download=True):
     Bunch
         ``X_train, y_train, X_test, y_test`` (float64 features, labels 1 for ">50K" and 0
         otherwise) and ``feature_names``.
+
+    Examples
+    --------
+    >>> from kernelcourse.datasets import load_adult
+    >>> adult = load_adult()
+    >>> print(adult.X_train.shape, adult.X_test.shape, sorted(set(adult.y_train.tolist())))
+    (30162, 104) (15060, 104) [0, 1]
     """
     if encoding not in ("onehot", "binary"):
         raise ValueError(f"encoding must be 'onehot' or 'binary', got {encoding!r}.")
@@ -453,12 +468,12 @@ def iter_covertype_chunks(
 ):
     """Stream Covertype from the compressed file in blocks of rows, never holding all of X.
 
-    The out-of-core reader of lecture 000's strategy ⑤: the gzip file is decompressed a few
-    megabytes at a time and parsed into blocks of at most ``chunk_size`` rows, in file order,
-    so memory stays O(chunk_size · 55) whatever the file's size. Before the first block is
-    yielded the whole file is streamed once to check the SHA-256 of its content (as the
-    loaders do) and to count its rows, so a corrupt file raises :class:`ChecksumError` before
-    any of it is used.
+    The out-of-core reader of strategy ⑤ (:doc:`chapter 3 </book/03_kernel_trick_six_ways>`,
+    :doc:`chapter 11 </book/11_scaling_up>`): the gzip file is decompressed a few megabytes at a
+    time and parsed into blocks of at most ``chunk_size`` rows, in file order, so memory stays
+    O(chunk_size · 55) whatever the file's size. Before the first block is yielded the whole file is
+    streamed once to check the SHA-256 of its content (as the loaders do) and to count its rows, so
+    a corrupt file raises :class:`ChecksumError` before any of it is used.
 
     With ``split="train"`` or ``"test"`` only the rows that :func:`load_covertype` with the
     same ``n_test`` and ``random_state`` (and ``n_train=None``) puts in that split are yielded,
@@ -599,7 +614,7 @@ def _covtype_blocks(path, chunk_size):
 def load_covertype(*, n_train=40_000, n_test=10_000, random_state=0, data_home=None, download=True):
     """UCI Covertype ("Forest CoverType"): 54 cartographic features, 7 cover types.
 
-    The full set has 581 012 rows. Lecture 004 trains on 40 000 and tests on 10 000; here the
+    The full set has 581 012 rows. Yang et al. (2012) train on 40 000 and test on 10 000; here the
     rows are shuffled with ``random_state`` and the first ``n_test`` form the test set, the next
     ``n_train`` the training set, so the two never overlap and a seed fixes both. The 10
     numeric columns are standardized with the training mean and standard deviation; the 44
@@ -696,6 +711,13 @@ def load_benchmark(name):
     dict
         The record as written by ``python -m benchmarks``: ``date``, ``machine``, ``settings``
         and ``runs`` among its keys.
+
+    Examples
+    --------
+    >>> from kernelcourse.datasets import load_benchmark
+    >>> record = load_benchmark("scale_covertype")
+    >>> print(sorted(record)[:4])
+    ['budget_s', 'data', 'date', 'machine']
     """
     import json
 

@@ -1,7 +1,7 @@
 r"""The estimators on other devices: their computations for any array-API library.
 
-With ``sklearn.set_config(array_api_dispatch=True)``, :class:`~kernelcourse.features.
-RandomFourierFeatures`, :class:`~kernelcourse.features.Nystroem`,
+With ``sklearn.set_config(array_api_dispatch=True)``,
+:class:`~kernelcourse.features.RandomFourierFeatures`, :class:`~kernelcourse.features.Nystroem`,
 :class:`~kernelcourse.ridge.KernelRidge` and :class:`~kernelcourse.scale.NystroemKRR` /
 :class:`~kernelcourse.scale.NystroemKRRClassifier` hand PyTorch (CPU or CUDA), CuPy or
 array-api-strict inputs to the functions here, which compute with the input's own library on

@@ -2,12 +2,13 @@ r"""Kernels as small objects, and the rules that build new kernels from old ones
 
 A kernel :math:`K : \mathcal X \times \mathcal X \to \mathbb R` is symmetric and positive
 semidefinite: every Gram matrix :math:`\mathbf K_{ij} = K(x_i, x_j)` has non-negative eigenvalues
-(lecture 000, "Kernels and Feature Extraction"). Every kernel is an inner product
-:math:`K(x, y) = \phi(x)^T \phi(y)` in some feature space; where that space is finite this module
-also returns the explicit feature map :math:`\phi`.
+(Schölkopf and Smola, 2002; :doc:`chapter 1 </book/01_kernels_and_feature_maps>`). Every kernel is
+an inner product :math:`K(x, y) = \phi(x)^T \phi(y)` in some feature space; where that space is
+finite this module also returns the explicit feature map :math:`\phi`.
 
 Each kernel object is callable as ``k(X, Y=None)`` and returns the Gram block
-:math:`[K(x_i, y_j)]_{ij}` (``Y=None`` means ``Y = X``). The construction rules of lecture 000 are
+:math:`[K(x_i, y_j)]_{ij}` (``Y=None`` means ``Y = X``). The construction rules
+(:doc:`chapter 1 </book/01_kernels_and_feature_maps>`) are
 operators on these objects:
 
 ========================  =====================================  ==============================
@@ -68,7 +69,7 @@ class Kernel:
     and, where the feature space is finite, ``_features(X)`` and ``feature_dim(d)``.
     """
 
-    #: True when K(x, y) depends on x - y only, so Bochner's theorem applies (lecture 001).
+    #: True when K(x, y) depends on x - y only, so Bochner's theorem applies (chapter 5).
     shift_invariant = False
     #: What the kernel compares: "vectors" (rows of a numeric array) or "strings"; the
     #: construction rules only combine kernels on the same inputs.
@@ -125,7 +126,7 @@ class Kernel:
     def _diag(self, X):  # generic fallback, one row at a time
         return np.array([self._gram(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(len(X))])
 
-    # -- construction rules (lecture 000) -----------------------------------------------------
+    # -- construction rules (chapter 1) -------------------------------------------------------
     def _check_domain(self, other, op):
         if other.domain != self.domain:
             raise TypeError(
@@ -232,12 +233,24 @@ def _l1_distances(X, Y):
 class RBF(Kernel):
     r"""Radial basis function (Gaussian) kernel :math:`K(x, y) = \exp(-\gamma \|x - y\|^2)`.
 
-    Its values lie in (0, 1], with 1 exactly when x = y (lecture 000).
+    Its values lie in (0, 1], with 1 exactly when x = y
+    (:doc:`chapter 1 </book/01_kernels_and_feature_maps>`).
 
     Parameters
     ----------
     gamma : float > 0
         Inverse squared length-scale γ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    >>> K = RBF(gamma=0.5)(X)
+    >>> print(np.round(K, 3))
+    [[1.    0.607 0.135]
+     [0.607 1.    0.082]
+     [0.135 0.082 1.   ]]
     """
 
     shift_invariant = True
@@ -278,6 +291,15 @@ class Laplacian(Kernel):
     ----------
     gamma : float > 0
         Inverse length-scale γ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Laplacian
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+    >>> print(np.round(Laplacian(gamma=1.0)(X), 3))
+    [[1.    0.368]
+     [0.368 1.   ]]
     """
 
     shift_invariant = True
@@ -312,6 +334,14 @@ class Matern(Kernel):
         Smoothness; the closed forms above exist for half-integers only.
     length_scale : float > 0
         Length-scale ℓ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Matern
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> print(np.round(Matern(nu=1.5, length_scale=1.0)(X[:1], X), 3))
+    [[1.    0.483 0.14 ]]
     """
 
     shift_invariant = True
@@ -350,7 +380,7 @@ class Polynomial(Kernel):
     Its feature map is finite: with the augmented vector :math:`\tilde x = [\sqrt\gamma x;
     \sqrt{c_0}]`, :math:`\phi(x)` lists the monomials of degree p in :math:`\tilde x`, each
     scaled by the square root of its multinomial coefficient, so D = C(d + p, p)
-    (C(d + p − 1, p) when :math:`c_0 = 0`). This is the product rule of lecture 000 applied p
+    (C(d + p − 1, p) when :math:`c_0 = 0`). This is the product rule of chapter 1 applied p
     times, with repeated coordinates merged.
 
     Parameters
@@ -364,9 +394,22 @@ class Polynomial(Kernel):
 
     Notes
     -----
-    The default degree is 2 (the lectures' quadratic examples), not scikit-learn's 3; its
+    The default degree is 2 (the book's quadratic examples), not scikit-learn's 3; its
     ``coef0`` default is 1 like scikit-learn's ``polynomial_kernel`` (``SVC`` uses 0). A
     named "polynomial" kernel in the estimators takes γ = 1 / n_features by default.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Polynomial
+    >>> k = Polynomial(degree=2, gamma=1.0, coef0=1.0)
+    >>> X = np.array([[1.0, 2.0], [0.5, -1.0]])
+    >>> print(k(X))
+    [[36.      0.25  ]
+     [ 0.25    5.0625]]
+    >>> Phi = k.feature_map(X)
+    >>> print(Phi.shape, np.allclose(Phi @ Phi.T, k(X)))
+    (2, 6) True
     """
 
     def __init__(self, degree=2, gamma=1.0, coef0=1.0):
@@ -413,12 +456,24 @@ class Linear(Kernel):
     r"""Linear kernel :math:`K(x, y) = x^T A y` with a symmetric PSD matrix A (identity if None).
 
     Feature map :math:`\phi(x) = \sqrt{A}\,x`, with :math:`\sqrt A` the symmetric square root
-    (lecture 000, first construction rule).
+    (:doc:`chapter 1 </book/01_kernels_and_feature_maps>`, first construction rule).
 
     Parameters
     ----------
     A : array of shape (d, d) or None
         Symmetric positive semidefinite weight matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Linear
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> print(Linear()(X))
+    [[ 5. 11.]
+     [11. 25.]]
+    >>> print(Linear(A=np.diag([1.0, 0.0]))(X))
+    [[1. 3.]
+     [3. 9.]]
     """
 
     def __init__(self, A=None):
@@ -483,6 +538,13 @@ class Cosine(Kernel):
     r"""Cosine similarity :math:`K(x, y) = x^T y / (\|x\| \|y\|)` (0 when either vector is 0).
 
     Feature map :math:`\phi(x) = x / \|x\|`: the weighting rule with :math:`f(x) = 1/\|x\|`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Cosine
+    >>> print(np.round(Cosine()(np.array([[1.0, 0.0]]), np.array([[1.0, 1.0]])), 4))
+    [[0.7071]]
     """
 
     def _normalize(self, X):
@@ -505,7 +567,16 @@ class Cosine(Kernel):
 
 
 class Constant(Kernel):
-    r"""Constant kernel :math:`K(x, y) = c` with c >= 0; feature map :math:`\phi(x) = \sqrt c`."""
+    r"""Constant kernel :math:`K(x, y) = c` with c >= 0; feature map :math:`\phi(x) = \sqrt c`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Constant
+    >>> print(Constant(2.0)(np.zeros((2, 3))))
+    [[2. 2.]
+     [2. 2.]]
+    """
 
     shift_invariant = True
 
@@ -536,7 +607,15 @@ def _check_kernel(k, name):
 
 
 class Scaled(Kernel):
-    r"""c · K₁ with c >= 0; feature map :math:`\sqrt c\,\phi_1(x)` (lecture 000)."""
+    r"""c · K₁ with c >= 0; feature map :math:`\sqrt c\,\phi_1(x)` (chapter 1).
+
+    Examples
+    --------
+    >>> from kernelcourse.kernels import RBF
+    >>> k = 2.0 * RBF(gamma=0.5)
+    >>> print(type(k).__name__, k.c)
+    Scaled 2.0
+    """
 
     def __init__(self, c, k1):
         if not _is_scalar(c) or not np.isfinite(c) or c < 0:
@@ -571,7 +650,19 @@ class Scaled(Kernel):
 
 
 class Sum(Kernel):
-    r"""K₁ + K₂; feature map :math:`[\phi_1(x); \phi_2(x)]` of dimension D₁ + D₂ (lecture 000)."""
+    r"""K₁ + K₂; feature map :math:`[\phi_1(x); \phi_2(x)]` of dimension D₁ + D₂ (chapter 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Linear, Polynomial
+    >>> k = Linear() + Polynomial(degree=2)
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> print(type(k).__name__, k.feature_dim(2))
+    Sum 8
+    >>> print(np.allclose(k(X), Linear()(X) + Polynomial(degree=2)(X)))
+    True
+    """
 
     def __init__(self, k1, k2):
         self.k1 = _check_kernel(k1, "k1")
@@ -602,7 +693,17 @@ class Sum(Kernel):
 
 
 class Product(Kernel):
-    r"""K₁ · K₂; feature map :math:`\phi_1(x) \otimes \phi_2(x)` of dimension D₁ · D₂."""
+    r"""K₁ · K₂; feature map :math:`\phi_1(x) \otimes \phi_2(x)` of dimension D₁ · D₂.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Linear, RBF
+    >>> k = Linear() * RBF(gamma=1.0)
+    >>> X = np.array([[1.0, 0.0], [1.0, 1.0]])
+    >>> print(type(k).__name__, np.round(k(X), 3).tolist())
+    Product [[1.0, 0.368], [0.368, 2.0]]
+    """
 
     def __init__(self, k1, k2):
         self.k1 = _check_kernel(k1, "k1")
@@ -637,7 +738,15 @@ class Product(Kernel):
 class Exponential(Kernel):
     r"""exp(K₁), a kernel because exp is a limit of sums of products of K₁ with itself.
 
-    Its feature space is infinite-dimensional (lecture 000's table leaves the map out).
+    Its feature space is infinite-dimensional (chapter 1's table leaves the map out).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Linear, exp
+    >>> k = exp(Linear())
+    >>> print(type(k).__name__, np.round(k(np.array([[1.0]])), 4))
+    Exponential [[2.7183]]
     """
 
     def __init__(self, k1):
@@ -665,6 +774,14 @@ class Weighted(Kernel):
     k1 : Kernel
     f : callable
         Maps an (n, d) array to n real weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF, weighted
+    >>> k = weighted(RBF(gamma=1.0), lambda X: 2.0 * np.ones(len(X)))
+    >>> print(type(k).__name__, k(np.zeros((1, 2))))
+    Weighted [[4.]]
     """
 
     def __init__(self, k1, f):
@@ -711,18 +828,49 @@ class Weighted(Kernel):
 
 
 def exp(k):
-    """The kernel exp(K) (lecture 000's last construction rule)."""
+    """The kernel exp(K) (the last construction rule of
+    :doc:`chapter 1 </book/01_kernels_and_feature_maps>`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Linear, exp
+    >>> X = np.array([[0.5], [1.0]])
+    >>> print(np.round(exp(Linear())(X), 3))
+    [[1.284 1.649]
+     [1.649 2.718]]
+    """
     return Exponential(k)
 
 
 def weighted(k, f):
-    """The kernel f(x) K(x, y) f(y) (lecture 000's weighting rule)."""
+    """The kernel f(x) K(x, y) f(y) (the weighting rule of
+    :doc:`chapter 1 </book/01_kernels_and_feature_maps>`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Linear, weighted
+    >>> k = weighted(Linear(), lambda X: X[:, 0])
+    >>> print(k(np.array([[2.0]])))
+    [[16.]]
+    """
     return Weighted(k, f)
 
 
 # -- Gram matrices --------------------------------------------------------------------------------
 def gram(kernel, X):
-    """The Gram matrix :math:`\\mathbf K_{ij} = K(x_i, x_j)` of ``kernel`` on the rows of ``X``."""
+    """The Gram matrix :math:`\\mathbf K_{ij} = K(x_i, x_j)` of ``kernel`` on the rows of ``X``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF, gram
+    >>> X = np.random.default_rng(0).normal(size=(5, 2))
+    >>> K = gram(RBF(gamma=1.0), X)
+    >>> print(K.shape, np.allclose(K, K.T), np.allclose(np.diag(K), 1.0))
+    (5, 5) True True
+    """
     return _check_kernel(kernel, "kernel")(X)
 
 
@@ -730,13 +878,24 @@ def is_psd(K, tol=1e-10):
     r"""Whether ``K`` is symmetric positive semidefinite up to round-off.
 
     K is accepted when it is symmetric to ``tol`` (relative) and its smallest eigenvalue is at
-    least :math:`-\mathrm{tol} \cdot \max(1, \lambda_{\max})` — the eigenvalue test of lecture 000.
+    least :math:`-\mathrm{tol} \cdot \max(1, \lambda_{\max})` — the eigenvalue test of
+    :doc:`chapter 1 </book/01_kernels_and_feature_maps>`.
 
     Parameters
     ----------
     K : array of shape (n, n)
     tol : float >= 0
         Relative tolerance for round-off.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF, is_psd
+    >>> X = np.random.default_rng(0).normal(size=(20, 3))
+    >>> print(is_psd(RBF(gamma=0.5)(X)))
+    True
+    >>> print(is_psd(np.array([[1.0, 2.0], [2.0, 1.0]])))
+    False
     """
     K = as_float_matrix(K, "K", allow_float32=False)
     tol = check_nonnegative(tol, "tol")
@@ -767,6 +926,12 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, **kernel_params):
     **kernel_params
         Further parameters of the named kernel (``nu``, ``length_scale``, ``degree``,
         ``coef0``, ``A``).
+
+    Examples
+    --------
+    >>> from kernelcourse.kernels import resolve_kernel
+    >>> print(resolve_kernel("rbf", gamma=None, n_features=4))
+    RBF(gamma=0.25)
     """
     if isinstance(kernel, Kernel):
         if gamma is not None or kernel_params:

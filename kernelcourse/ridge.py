@@ -1,6 +1,7 @@
 r"""Ridge regression in the primal, kernel ridge regression in the dual, and ridge on features.
 
-Lecture 001 derives ridge regression as the MAP estimate of the weights under the likelihood
+:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>` derives ridge regression (Hoerl and Kennard, 1970)
+as the MAP estimate of the weights under the likelihood
 :math:`\mathbf y \sim \mathcal N(\mathbf X \mathbf w, \sigma^2 \mathbf I)` and the prior
 :math:`\mathbf w \sim \mathcal N(0, \lambda^{-1} \mathbf I)`; with σ² absorbed into λ,
 
@@ -15,7 +16,7 @@ on features Φ). The push-through identity
           f(x) = \sum_i \alpha_i K(x_i, x),
 
 an n × n solve costing :math:`O(n^3)` that only needs the kernel (:class:`KernelRidge`;
-lecture 002 writes the same solution as the minimizer of the penalized empirical risk).
+the same solution is as the minimizer of the penalized empirical risk).
 """
 
 from __future__ import annotations
@@ -248,8 +249,8 @@ def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
     Centre with the weighted means (the intercept is not penalised), scale the rows by
     :math:`\sqrt{s_i}`, then solve the primal :math:`(X^TX + \lambda I)w = X^Ty` (d × d) when
     d <= n, and otherwise the dual :math:`(XX^T + \lambda I)\alpha = y`, :math:`w = X^T\alpha`
-    (n × n, the push-through identity of lecture 001). With d > n, :math:`X^TX` has rank
-    at most n and :math:`X^TX + \lambda I` a condition number of order
+    (n × n, the push-through identity, :doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`). With d >
+    n, :math:`X^TX` has rank at most n and :math:`X^TX + \lambda I` a condition number of order
     :math:`\|X\|^2/\lambda`, so the primal loses every digit as λ → 0; the dual does not.
     """
     n, d = X.shape
@@ -296,15 +297,16 @@ def sparse_ridge_cg(
     r"""Ridge on sparse features by block-Jacobi-preconditioned conjugate gradients.
 
     Solves :math:`(\mathbf Z^T \mathbf Z + \lambda \mathbf I)\,\mathbf w = \mathbf Z^T
-    \mathbf y` (lecture 001's normal equations, with an optional unpenalized intercept b)
+    \mathbf y` (the ridge normal equations, with an optional unpenalized intercept b)
     touching Z only through the products :math:`\mathbf Z v` and :math:`\mathbf Z^T r`, each
     :math:`O(\mathrm{nnz}(\mathbf Z))`.
 
     **Why block Jacobi is cheap and exact for random binning features** (Rahimi & Recht 2007;
-    lecture 004). The columns of :math:`\mathbf Z = P^{-1/2}[\mathbf Z_1, \dots, \mathbf Z_P]`
-    fall into one block per grid, and each row of a block :math:`\mathbf Z_p` holds a single
-    one: the cell of grid p the point falls in. Two different cells of one grid never share
-    a point, so the columns of :math:`\mathbf Z_p` are orthogonal and
+    :doc:`chapter 9 </book/09_nystroem_vs_rff>`). The columns of
+    :math:`\mathbf Z = P^{-1/2}[\mathbf Z_1, \dots, \mathbf Z_P]` fall into one block per grid, and
+    each row of a block :math:`\mathbf Z_p` holds a single one: the cell of grid p the point falls
+    in. Two different cells of one grid never share a point, so the columns of :math:`\mathbf Z_p`
+    are orthogonal and
 
     .. math:: \mathbf Z_p^T \mathbf Z_p = \tfrac1P \operatorname{diag}(n_{p1}, \dots,
               n_{pB_p}),
@@ -369,7 +371,8 @@ def sparse_ridge_cg(
     A. Rahimi and B. Recht, "Random features for large-scale kernel machines", NIPS 2007
     (random binning features). Y. Saad, *Iterative Methods for Sparse Linear Systems*, 2nd
     ed. (2003), §§ 9.2 and 10.2 (preconditioned CG, block-Jacobi preconditioners).
-    Lecture 001 (ridge normal equations), lecture 004 (random binning).
+    The ridge normal equations: :doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`; random binning:
+    :doc:`chapter 9 </book/09_nystroem_vs_rff>`.
     """
     if not (sp.issparse(Z) or hasattr(Z, "rmatvec")):
         raise TypeError(f"Z must be a scipy.sparse matrix or BinCodes, got {type(Z).__name__}.")
@@ -486,7 +489,8 @@ def preconditioned_cg(matvec, B, diag, *, tol=1e-4, maxiter=200, callback=None):
 
 
 class RidgeRegression(RegressorMixin, BaseEstimator):
-    r"""Primal ridge regression, the MAP estimate of lecture 001.
+    r"""Primal ridge regression, the MAP estimate
+    (:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`).
 
     .. math:: \mathbf w = (\lambda \mathbf I_d + \mathbf X^T \mathbf X)^{-1} \mathbf X^T \mathbf y
 
@@ -502,12 +506,13 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
     Intercept handling: with ``fit_intercept=True`` the columns of X and y are centered before
     the solve and the intercept :math:`b = \bar y - \bar x^T \mathbf w` is not penalized (the
     Gaussian prior is on w only), exactly as scikit-learn's ``Ridge(alpha=λ)`` does. With
-    ``fit_intercept=False`` the model is :math:`f(x) = \mathbf w^T x` as in the lecture.
+    ``fit_intercept=False`` the model is :math:`f(x) = \mathbf w^T x` as in chapter 4.
 
     Parameters
     ----------
     lam : float >= 0, default=1.0
-        The ridge λ (the lecture's :math:`\lambda\sigma^2`); scikit-learn calls it ``alpha``.
+        The ridge λ (the :math:`\lambda\sigma^2` of the MAP derivation); scikit-learn calls it
+        ``alpha``.
     fit_intercept : bool, default=True
         Whether to fit an unpenalized intercept.
 
@@ -519,9 +524,29 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         The intercept b (0 when ``fit_intercept=False``).
     n_features_in_ : int
 
+    See Also
+    --------
+    KernelRidge
+        The same estimator in the dual, with any kernel.
+    FeatureRidge
+        Ridge on the output of a feature transformer.
+
     References
     ----------
-    Lecture 001 (ridge regression as MAP); Hoerl and Kennard (1970).
+    A. E. Hoerl and R. W. Kennard, "Ridge regression: biased estimation for nonorthogonal
+    problems", Technometrics 12 (1970). Ridge regression as a MAP estimate:
+    :doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.ridge import RidgeRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 3))
+    >>> y = X @ np.array([1.0, -2.0, 0.5]) + 3.0 + 0.01 * rng.normal(size=100)
+    >>> model = RidgeRegression(lam=1e-3).fit(X, y)
+    >>> print(np.round(model.coef_, 2), round(float(model.intercept_), 2))
+    [ 1.  -2.   0.5] 3.0
     """
 
     _parameter_constraints = {
@@ -568,7 +593,8 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
 
 
 class KernelRidge(RegressorMixin, BaseEstimator):
-    r"""Kernel ridge regression solved in the dual (lectures 001 and 002).
+    r"""Kernel ridge regression solved in the dual
+    (:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`).
 
     .. math:: \alpha = (\mathbf K + \lambda \mathbf I_n)^{-1} \mathbf y, \qquad
               \hat f(x) = \sum_{i=1}^n \alpha_i K(x_i, x).
@@ -598,13 +624,6 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         round-off per entry (use it with a λ that keeps K + λI well conditioned). Predictions
         are always computed in float64 (float32 on a device without float64).
 
-    Notes
-    -----
-    Array-API input (PyTorch, CuPy, array-api-strict with
-    ``sklearn.set_config(array_api_dispatch=True)``) is fitted and predicted with its own
-    library on its own device; the fitted arrays live there too. A Gram matrix that does not
-    fit in the device's free memory is refused before it is formed.
-
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
@@ -615,18 +634,45 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         The resolved kernel.
     n_features_in_ : int
 
+    See Also
+    --------
+    kernelcourse.scale.NystroemKRR
+        The same model restricted to M Nyström centres, solved by FALKON.
+    FeatureRidge
+        Ridge on explicit (random) features: the primal view, linear in n.
+    RidgeRegression
+        The linear model this is the kernelization of.
+
     Notes
     -----
     Deliberate differences from scikit-learn's ``KernelRidge``: the ridge is called ``lam``
-    (λ of the lectures) rather than ``alpha``; the default kernel is "rbf" (scikit-learn:
+    (λ of the book) rather than ``alpha``; the default kernel is "rbf" (scikit-learn:
     "linear"); ``kernel="polynomial"`` has degree 2 and :math:`c_0 = 1` by default
     (scikit-learn: degree 3, coef0 = 1). γ = None means 1 / n_features in both.
 
+    Array-API input (PyTorch, CuPy, array-api-strict with
+    ``sklearn.set_config(array_api_dispatch=True)``) is fitted and predicted with its own
+    library on its own device; the fitted arrays live there too. A Gram matrix that does not
+    fit in the device's free memory is refused before it is formed.
+
     References
     ----------
-    Lecture 001 (push-through identity), lecture 002 (kernel machines, Rademacher bound);
-    Saunders, Gammerman and Vovk (1998), "Ridge regression learning algorithm in dual
-    variables".
+    The push-through identity and the Rademacher bound:
+    :doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`. Saunders, Gammerman and Vovk (1998), "Ridge
+    regression learning algorithm in dual variables".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.ridge import KernelRidge
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(200, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=200)
+    >>> model = KernelRidge(gamma=0.5, lam=0.1).fit(X, y)
+    >>> print(round(model.score(X, y), 2))
+    0.98
+    >>> print(np.round(model.predict([[0.0], [1.5]]), 2))
+    [-0.02  1.02]
     """
 
     _parameter_constraints = {
@@ -739,7 +785,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     def rkhs_function_(self):
         r"""The fitted :math:`\hat f = \sum_i \alpha_i K(x_i, \cdot)` as an
         :class:`~kernelcourse.rkhs.RKHSFunction`, so that ``.norm()`` is
-        :math:`\|\hat f\|_{\mathcal H} = \sqrt{\alpha^T \mathbf K \alpha}` (lecture 002)."""
+        :math:`\|\hat f\|_{\mathcal H} = \sqrt{\alpha^T \mathbf K \alpha}` (chapter 4)."""
         check_is_fitted(self)
         return RKHSFunction(self.kernel_, self.X_fit_, self.dual_coef_)
 
@@ -761,7 +807,8 @@ class _KernelFeatures:
 
 
 class FeatureRidge(RegressorMixin, BaseEstimator):
-    r"""Ridge regression on features :math:`\phi(x)`: the primal side of lecture 001.
+    r"""Ridge regression on features :math:`\phi(x)`: the primal side of
+    :doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`.
 
     .. math:: \mathbf w = (\lambda \mathbf I_D + \mathbf\Phi^T \mathbf\Phi)^{-1}
               \mathbf\Phi^T \mathbf y, \qquad \hat f(x) = \mathbf w^T \phi(x),
@@ -812,9 +859,35 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         Sparse Φ: the relative CG residual after each iteration (None for a dense Φ).
     n_features_in_ : int
 
+    See Also
+    --------
+    kernelcourse.scale.StreamingFeatureRidge
+        The same model when X does not fit in memory.
+    kernelcourse.distributed.DaskFeatureRidge
+        The same model on a Dask cluster.
+    kernelcourse.scale.NystroemKRR
+        Nyström kernel ridge regression by FALKON.
+    KernelRidge
+        The exact kernel model these features approximate.
+
     References
     ----------
-    Lecture 001 (the push-through identity); Rahimi and Recht (2007) for random features.
+    The push-through identity: :doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`. A. Rahimi and B.
+    Recht, "Random features for large-scale kernel machines", NIPS 2007, for random features
+    (:doc:`chapter 5 </book/05_bochner_random_fourier_features>`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import RandomFourierFeatures
+    >>> from kernelcourse.ridge import FeatureRidge
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(500, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=500)
+    >>> rff = RandomFourierFeatures(gamma=0.5, n_components=200, random_state=0)
+    >>> model = FeatureRidge(rff, lam=0.1).fit(X, y)
+    >>> print(round(model.score(X, y), 2))
+    0.98
     """
 
     _parameter_constraints = {

@@ -1,4 +1,4 @@
-r"""The reproducing kernel Hilbert space of a kernel, built in the four steps of lecture 003.
+r"""The reproducing kernel Hilbert space of a kernel, built in four steps (Aronszajn, 1950).
 
 1. Every point :math:`x` becomes a function, the kernel section :math:`K_x = K(x, \cdot)`
    (:func:`kernel_section`).
@@ -13,12 +13,12 @@ r"""The reproducing kernel Hilbert space of a kernel, built in the four steps of
 The reproducing property :math:`\langle f, K_x \rangle_{\mathcal H} = f(x)` then holds by
 construction and can be checked numerically: ``inner(f, kernel_section(k, x)) == f(x)``.
 
-Mercer's theorem (lecture 003) expands the kernel in the eigenfunctions of the integral operator
-:math:`(Tf)(x) = \int K(x, u) f(u)\, d\mu(u)`: :math:`K(x, x') = \sum_i \lambda_i \psi_i(x)
-\psi_i(x')`. :func:`mercer_expansion` estimates :math:`(\lambda_i, \psi_i)` by the Nyström method
-on a sample or quadrature of :math:`\mu` (Williams and Seeger, 2001), and
-:func:`gaussian_mercer_closed_form` gives the exact answer for the Gaussian kernel under a
-Gaussian measure (Rasmussen and Williams, 2006, §4.3.1) to compare with.
+Mercer's theorem (Mercer, 1909; :doc:`chapter 2 </book/02_building_an_rkhs>`) expands the kernel in
+the eigenfunctions of the integral operator :math:`(Tf)(x) = \int K(x, u) f(u)\, d\mu(u)`:
+:math:`K(x, x') = \sum_i \lambda_i \psi_i(x) \psi_i(x')`. :func:`mercer_expansion` estimates
+:math:`(\lambda_i, \psi_i)` by the Nyström method on a sample or quadrature of :math:`\mu` (Williams
+and Seeger, 2001), and :func:`gaussian_mercer_closed_form` gives the exact answer for the Gaussian
+kernel under a Gaussian measure (Rasmussen and Williams, 2006, §4.3.1) to compare with.
 """
 
 from __future__ import annotations
@@ -56,10 +56,11 @@ def _check_kernel(kernel):
 class RKHSFunction:
     r"""An element :math:`f = \sum_{i=1}^n \alpha_i K(x_i, \cdot)` of :math:`\mathcal H_0`.
 
-    Step 2 of lecture 003: the span of the kernel sections. Calling ``f(X)`` evaluates
-    :math:`f(x) = \sum_i \alpha_i K(x_i, x)` at every row of ``X``; ``f + g``, ``f - g``,
-    ``c * f`` and ``-f`` stay in the span; :meth:`inner` and :meth:`norm` use the RKHS inner
-    product :math:`\langle f, g \rangle_{\mathcal H} = \alpha^T \mathbf K(x, x') \beta`.
+    Step 2 of the construction in :doc:`chapter 2 </book/02_building_an_rkhs>`: the span of the
+    kernel sections. Calling ``f(X)`` evaluates :math:`f(x) = \sum_i \alpha_i K(x_i, x)` at every
+    row of ``X``; ``f + g``, ``f - g``, ``c * f`` and ``-f`` stay in the span; :meth:`inner` and
+    :meth:`norm` use the RKHS inner product
+    :math:`\langle f, g \rangle_{\mathcal H} = \alpha^T \mathbf K(x, x') \beta`.
 
     Parameters
     ----------
@@ -75,6 +76,17 @@ class RKHSFunction:
     ----------
     kernel, centers, coef
         As given (``centers`` and ``coef`` as float arrays).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF
+    >>> from kernelcourse.rkhs import RKHSFunction
+    >>> f = RKHSFunction(RBF(gamma=1.0), centers=[[0.0], [1.0]], coef=[1.0, -1.0])
+    >>> print(np.round(f(np.array([[0.0], [0.5]])), 4))
+    [0.6321 0.    ]
+    >>> print(round(f.norm(), 4))
+    1.1244
     """
 
     __array_priority__ = 1000  # so that numpy scalars times f call our __rmul__
@@ -176,8 +188,8 @@ class RKHSFunction:
 
     # -- Hilbert-space structure -----------------------------------------------------------
     def inner(self, other):
-        r""":math:`\langle f, g \rangle_{\mathcal H} = \alpha^T \mathbf K(x, x') \beta` (lecture
-        003, eq. 11–12). A float for 1-D coefficients, a (k_f, k_g) matrix otherwise."""
+        r""":math:`\langle f, g \rangle_{\mathcal H} = \alpha^T \mathbf K(x, x') \beta` (Aronszajn,
+        1950). A float for 1-D coefficients, a (k_f, k_g) matrix otherwise."""
         return inner(self, other)
 
     def norm(self):
@@ -194,13 +206,23 @@ class RKHSFunction:
 
 def kernel_section(kernel, x):
     r"""The kernel section :math:`K_x = K(x, \cdot)` as an :class:`RKHSFunction` (step 1 of
-    lecture 003: the feature map :math:`x \mapsto K_x`).
+    :doc:`chapter 2 </book/02_building_an_rkhs>`: the feature map :math:`x \mapsto K_x`).
 
     Parameters
     ----------
     kernel : Kernel
     x : array of shape (d,) or (1, d)
         One point of the input space.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF
+    >>> from kernelcourse.rkhs import RKHSFunction, inner, kernel_section
+    >>> f = RKHSFunction(RBF(gamma=1.0), centers=[[0.0], [1.0]], coef=[2.0, 1.0])
+    >>> kx = kernel_section(RBF(gamma=1.0), [0.5])
+    >>> print(np.isclose(inner(f, kx), f(np.array([[0.5]]))[0]))  # the reproducing property
+    True
     """
     x = np.asarray(x)
     if x.ndim == 1:
@@ -214,7 +236,7 @@ def kernel_section(kernel, x):
 def inner(f, g):
     r"""RKHS inner product :math:`\langle f, g \rangle_{\mathcal H} = \sum_{ij} \alpha_i \beta_j
     K(x_i, x'_j) = \alpha^T \mathbf K(x, x') \beta` of two elements of :math:`\mathcal H_0`
-    (lecture 003, eq. 11–12).
+    (Aronszajn, 1950; :doc:`chapter 2 </book/02_building_an_rkhs>`).
 
     Returns a float when both coefficient vectors are 1-D, else the matrix
     :math:`A^T \mathbf K B` of inner products between their columns.
@@ -234,8 +256,8 @@ def inner(f, g):
 
 
 def norm(f):
-    r"""RKHS norm :math:`\|f\|_{\mathcal H} = \sqrt{\alpha^T \mathbf K \alpha}` (lecture 003,
-    eq. 13; lecture 002: :math:`\|\beta\|^2 = \alpha^T \mathbf K \alpha`).
+    r"""RKHS norm :math:`\|f\|_{\mathcal H} = \sqrt{\alpha^T \mathbf K \alpha}` (Aronszajn,
+    1950; :doc:`chapter 2 </book/02_building_an_rkhs>`).
 
     Round-off can make :math:`\alpha^T \mathbf K \alpha` a tiny negative number when f is
     (numerically) zero; that is clipped to 0. For 2-D ``coef``, one norm per column.
@@ -252,11 +274,11 @@ def norm(f):
 # -- Mercer expansion ------------------------------------------------------------------------------
 class _EigenExpansion:
     """What every Mercer expansion offers once it has ``eigenvalues``, ``n_terms`` and
-    ``eigenfunctions(X)``: the truncated sum of lecture 003, eq. 19."""
+    ``eigenfunctions(X)``: the truncated Mercer sum."""
 
     def kernel_approximation(self, X, Y=None, n_terms=None):
         r"""The truncated Mercer sum :math:`\sum_{i \le M} \lambda_i \psi_i(x) \psi_i(y)`,
-        lecture 003 eq. 19, with M = ``n_terms`` (all kept terms by default)."""
+        the Mercer sum truncated at M = ``n_terms`` (all kept terms by default)."""
         M = self.n_terms if n_terms is None else int(n_terms)
         if not 1 <= M <= self.n_terms:
             raise ValueError(f"n_terms must be between 1 and {self.n_terms}, got {n_terms!r}.")
@@ -324,7 +346,7 @@ def mercer_expansion(
     kernel, points_or_sampler, n_terms, *, weights=None, n_samples=1000, random_state=None
 ):
     r"""Estimate the Mercer eigenpairs :math:`(\lambda_i, \psi_i)` of K on a measure μ by the
-    Nyström method (lecture 003, eq. 18–23; Williams and Seeger (2001)).
+    Nyström method (Williams and Seeger, 2001; :doc:`chapter 2 </book/02_building_an_rkhs>`).
 
     The integral :math:`(T\psi)(x) = \int K(x, u) \psi(u)\,d\mu(u)` is replaced by the
     quadrature :math:`\sum_j w_j K(x, u_j) \psi(u_j)`. On the nodes this is the eigenproblem
@@ -359,6 +381,17 @@ def mercer_expansion(
     RuntimeWarning
         If fewer than ``n_terms`` eigenvalues are numerically positive (those eigenfunctions
         cannot be extended; they are dropped).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF
+    >>> from kernelcourse.rkhs import gaussian_mercer_closed_form, mercer_expansion
+    >>> u = np.random.default_rng(0).normal(size=(2000, 1))
+    >>> est = mercer_expansion(RBF(gamma=0.5), u, n_terms=3)
+    >>> exact = gaussian_mercer_closed_form(gamma=0.5, sigma=1.0, n_terms=3)
+    >>> print(np.round(est.eigenvalues, 2), np.round(exact.eigenvalues, 2))
+    [0.62 0.24 0.09] [0.62 0.24 0.09]
     """
     kernel = _check_kernel(kernel)
     if callable(points_or_sampler) and not isinstance(points_or_sampler, np.ndarray):
@@ -442,6 +475,18 @@ class GaussianMercer(_EigenExpansion):
         In decreasing order.
     multi_indices : array of shape (n_terms, d)
         The Hermite degrees of each eigenfunction.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.rkhs import GaussianMercer
+    >>> m = GaussianMercer(gamma=0.5, sigma=1.0, n_terms=20)
+    >>> x = np.array([[0.3], [-0.4]])
+    >>> print(np.round(m.eigenvalues[:3], 4))
+    [0.618  0.2361 0.0902]
+    >>> print(np.round(m.kernel_approximation(x), 4))
+    [[1.     0.7827]
+     [0.7827 1.    ]]
     """
 
     def __init__(self, gamma, sigma, n_terms, n_features=1):

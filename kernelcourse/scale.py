@@ -651,7 +651,7 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     dual_coef_ : ndarray of shape (M, n_targets)
         α.
     y_mean_ : ndarray of shape (n_targets,)
-    history_ : ndarray of shape (n_iter_ + 1,)
+    history_ : ndarray of shape (``n_iter_`` + 1,)
         Relative residual of the (preconditioned) CG system at each iteration, starting at 1.
     residual_ : float
         The relative residual of the preconditioned system at the solution, measured with one

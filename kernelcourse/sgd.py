@@ -1,4 +1,4 @@
-r"""Six ways to train a kernel model with SGD (lecture 000, "Kernels and Feature Extraction").
+r"""Six ways to train a kernel model with SGD (:doc:`chapter 3 </book/03_kernel_trick_six_ways>`).
 
 The model is linear in a feature map, :math:`h(x) = w^T\phi(x)`, trained by SGD on the squared
 loss :math:`L(\hat y; y) = \frac12(\hat y - y)^2`, so :math:`L'(\hat y; y) = \hat y - y` and
@@ -24,7 +24,7 @@ The strategies compute the same iterates in different ways:
 ==  ===========================================  =========================  ===================
 
 with n examples in :math:`\mathbb R^d`, feature dimension D, T SGD steps, a feature vector
-costing Θ(dD) and a kernel value Θ(d) (the lecture's activity). ①–④ give the same model for a
+costing Θ(dD) and a kernel value Θ(d) (the cost model of chapter 3). ①–④ give the same model for a
 kernel with a finite feature map; ⑤ and ⑥ give the same model as each other (that of the
 approximate kernel :math:`\psi(x)^T\psi(y)`). Each function returns an :class:`SGDResult` that
 records its operation count and memory in these terms. The operation count is tallied as the
@@ -62,7 +62,7 @@ __all__ = [
     "FeatureSGDClassifier",
 ]
 
-#: Predicted big-Θ time and memory of each strategy (lecture 000's activity).
+#: Predicted big-Θ time and memory of each strategy (chapter 3).
 COSTS = {
     1: ("features on the fly", "Θ(T d D)", "Θ(n d + D)"),
     2: ("cached features", "Θ(n d D + T D)", "Θ(n D)"),
@@ -79,13 +79,13 @@ class SGDResult:
     Attributes
     ----------
     strategy : int
-        1 to 6, as in lecture 000.
+        1 to 6, as in chapter 3.
     coef : ndarray
         w (shape (D,)) for the primal strategies ①②⑤⑥, u (shape (n,)) for ③④.
     space : {"primal", "dual"}
         Whether ``coef`` is w or u.
     operations : int
-        Arithmetic operations tallied while the loop ran, in the lecture's model: a feature
+        Arithmetic operations tallied while the loop ran, in chapter 3's model: a feature
         vector of length D computed from d inputs costs d·D, a kernel value d, an inner
         product or an axpy of length m costs m.
     memory : int
@@ -153,7 +153,7 @@ def _transform(feature_map):
 
 
 class _Tally:
-    """Operations counted as they happen, in the lecture's cost model (lecture 000)."""
+    """Operations counted as they happen, in the cost model of chapter 3."""
 
     def __init__(self, d):
         self.d = d
@@ -204,6 +204,20 @@ def sgd_features_on_the_fly(X, y, kernel, *, order, step_size):
     -------
     SGDResult
         Time Θ(T d D), memory Θ(n d + D).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import Polynomial
+    >>> from kernelcourse.sgd import sgd_cached_features, sgd_features_on_the_fly
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 2))
+    >>> y = X[:, 0] * X[:, 1]
+    >>> order = rng.integers(0, 50, size=500)
+    >>> a = sgd_features_on_the_fly(X, y, Polynomial(degree=2), order=order, step_size=0.05)
+    >>> b = sgd_cached_features(X, y, Polynomial(degree=2), order=order, step_size=0.05)
+    >>> print(np.allclose(a.coef, b.coef), a.operations > b.operations)
+    True True
     """
     X, y, order, steps = _prepare(X, y, order, step_size)
     k = _finite_kernel(kernel)
@@ -359,8 +373,8 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
     with step :math:`\eta_t = \eta_0 / (1 + \eta_0 \lambda t)` and the averaged iterate
     :math:`\bar w_t = \frac1t \sum_{s \le t} w_s` as the model (Polyak–Ruppert averaging;
     Bottou 2010). Time Θ(T d D), memory Θ(block · D + d D): nothing of size n is held, which is
-    lecture 000's strategy ⑤ applied to a file larger than memory. Rows are visited in the
-    order they arrive; shuffle the stream if the file is sorted.
+    strategy ⑤ of :doc:`chapter 3 </book/03_kernel_trick_six_ways>` applied to a file larger than
+    memory. Rows are visited in the order they arrive; shuffle the stream if the file is sorted.
 
     Parameters
     ----------
@@ -396,11 +410,30 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         SGD steps taken (T).
     n_features_in_ : int
 
+    See Also
+    --------
+    kernelcourse.ridge.FeatureRidge
+        Ridge regression on the same features, solved exactly.
+
     References
     ----------
-    Lecture 000 (strategy ⑤). L. Bottou, "Large-scale machine learning with stochastic
-    gradient descent", COMPSTAT 2010. S. Shalev-Shwartz et al., "Pegasos", ICML 2007.
-    A. Rahimi and B. Recht, "Random features for large-scale kernel machines", NIPS 2007.
+    Strategy ⑤: :doc:`chapter 3 </book/03_kernel_trick_six_ways>`;
+    :doc:`chapter 11 </book/11_scaling_up>`. L. Bottou, "Large-scale machine learning with
+    stochastic gradient descent", COMPSTAT 2010. S. Shalev-Shwartz et al., "Pegasos", ICML 2007. A.
+    Rahimi and B. Recht, "Random features for large-scale kernel machines", NIPS 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import RandomFourierFeatures
+    >>> from kernelcourse.sgd import FeatureSGDClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 2))
+    >>> y = (np.linalg.norm(X, axis=1) > 1.2).astype(int)
+    >>> rff = RandomFourierFeatures(gamma=1.0, n_components=200, random_state=0)
+    >>> clf = FeatureSGDClassifier(rff, lam=1e-4, random_state=0).fit(X, y)
+    >>> print(clf.score(X, y) > 0.9)
+    True
     """
 
     _parameter_constraints = {

@@ -1,4 +1,4 @@
-r"""Spectral measures of shift-invariant kernels (Bochner's theorem, lecture 001).
+r"""Spectral measures of shift-invariant kernels (Bochner's theorem; Rudin, 1962).
 
 A continuous shift-invariant kernel :math:`K(x, y) = k(x - y)` is positive definite exactly when
 :math:`k` is the Fourier transform of a finite non-negative measure :math:`\mu`,
@@ -8,13 +8,14 @@ A continuous shift-invariant kernel :math:`K(x, y) = k(x - y)` is positive defin
 
 with :math:`p = \mu / \mu(\mathbb R^d)` a probability density and total mass
 :math:`\mu(\mathbb R^d) = k(0)`. Sampling :math:`\omega \sim p` is the first step of every
-random Fourier feature map (lectures 000, 001, 002, 003). This module gives, for each kernel of
+random Fourier feature map (Rahimi and Recht, 2007;
+:doc:`chapter 5 </book/05_bochner_random_fourier_features>`). This module gives, for each kernel of
 :mod:`kernelcourse.kernels` with a closed-form transform,
 
 ==============================================  ==========================================
 kernel                                          spectral density p(ω)
 ==============================================  ==========================================
-``RBF(γ)``: exp(−γ‖x−y‖²)                         N(0, 2γ I)  (lecture 000)
+``RBF(γ)``: exp(−γ‖x−y‖²)                         N(0, 2γ I)
 ``Laplacian(γ)``: exp(−γ‖x−y‖₁)                   product of d Cauchy(0, γ)
 ``Matern(ν, ℓ)``                                multivariate Student t, 2ν degrees of
                                                 freedom, scale matrix I/ℓ²
@@ -121,7 +122,7 @@ class SpectralMeasure:
         Parameters
         ----------
         n : int >= 1
-            Number of frequencies (the D of the lectures).
+            Number of frequencies (the D of the book).
         d : int >= 1
             Input dimension.
         method : {"mc", "qmc", "orthogonal"}
@@ -179,7 +180,18 @@ def _qmc_uniforms(n, dim, rng, engine):
 
 
 class GaussianMeasure(SpectralMeasure):
-    r"""N(0, 2γ I), the spectral density of :math:`\exp(-\gamma\|x - y\|^2)` (lecture 000)."""
+    r"""N(0, 2γ I), the spectral density of :math:`\exp(-\gamma\|x - y\|^2)` (chapter 5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.spectral import GaussianMeasure
+    >>> p = GaussianMeasure(gamma=2.0)
+    >>> Omega = p.sample(50_000, 1, random_state=0)
+    >>> estimate = np.cos(0.3 * Omega).mean()  # E[cos(ω δ)] = K(δ) by Bochner
+    >>> print(round(float(estimate), 2), round(float(np.exp(-2.0 * 0.3**2)), 2))
+    0.84 0.84
+    """
 
     def __init__(self, gamma, kernel=None, mass=1.0):
         super().__init__(RBF(gamma) if kernel is None else kernel, mass)
@@ -208,6 +220,13 @@ class CauchyProductMeasure(SpectralMeasure):
 
     In one dimension :math:`\int e^{-i\omega z}\, \frac{\gamma}{\pi(\gamma^2 + \omega^2)}\,
     d\omega = e^{-\gamma |z|}`; the ℓ₁ kernel factorizes over coordinates, so p does too.
+
+    Examples
+    --------
+    >>> from kernelcourse.spectral import CauchyProductMeasure
+    >>> Omega = CauchyProductMeasure(gamma=1.0).sample(8, 3, random_state=0)
+    >>> print(Omega.shape)
+    (8, 3)
     """
 
     isotropic = False
@@ -239,6 +258,14 @@ class StudentTMeasure(SpectralMeasure):
     :math:`\omega = g\,\sqrt{2\nu / u}\,/\ell` with :math:`g \sim N(0, I_d)` and
     :math:`u \sim \chi^2_{2\nu}` independent; ν = 1/2 gives the multivariate Cauchy law of
     :math:`e^{-\|x - y\|/\ell}`.
+
+    Examples
+    --------
+    >>> from kernelcourse.spectral import StudentTMeasure
+    >>> p = StudentTMeasure(nu=1.5, length_scale=1.0)
+    >>> Omega = p.sample(8, 3, method="qmc", random_state=0)
+    >>> print(Omega.shape)
+    (8, 3)
     """
 
     def __init__(self, nu, length_scale, kernel=None, mass=1.0):
@@ -280,7 +307,8 @@ class StudentTMeasure(SpectralMeasure):
 
 
 def spectral_measure(kernel, **kernel_params):
-    """The spectral measure of a shift-invariant kernel (Bochner's theorem, lecture 001).
+    """The spectral measure of a shift-invariant kernel (Bochner's theorem,
+    :doc:`chapter 5 </book/05_bochner_random_fourier_features>`).
 
     Parameters
     ----------
@@ -297,6 +325,16 @@ def spectral_measure(kernel, **kernel_params):
     ------
     ValueError
         For kernels that are not shift invariant or whose transform is not implemented here.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF
+    >>> from kernelcourse.spectral import spectral_measure
+    >>> p = spectral_measure(RBF(gamma=0.5))
+    >>> Omega = p.sample(100_000, 2, random_state=0)
+    >>> print(type(p).__name__, Omega.shape, np.round(Omega.std(axis=0), 1))
+    GaussianMeasure (100000, 2) [1. 1.]
     """
     if isinstance(kernel, str):
         kernel = resolve_kernel(kernel, **kernel_params)

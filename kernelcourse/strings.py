@@ -1,9 +1,10 @@
 r"""Kernels on strings: the k-spectrum and weighted-degree kernels, with sparse feature maps.
 
-Lectures 002 and 003 note that a kernel machine only ever touches its inputs through
+A kernel machine only ever touches its inputs through
 :math:`K(x, x')`, so the inputs need not be vectors: DNA, proteins and text are strings over a
 finite alphabet :math:`\mathcal A`. A string kernel is built exactly like the kernels of
-lecture 000, as an inner product of explicit features :math:`K(x, y) = \phi(x)^T\phi(y)`:
+:doc:`chapter 10 </book/10_kernels_beyond_rd>`, as an inner product of explicit features
+:math:`K(x, y) = \phi(x)^T\phi(y)`:
 
 * **k-spectrum** (Leslie, Eskin & Noble 2002): :math:`\phi_u(x)` = number of times the k-mer
   :math:`u \in \mathcal A^k` occurs in x, so :math:`K(x, y) = \sum_u \phi_u(x)\phi_u(y)` counts
@@ -93,7 +94,8 @@ class StringKernel(Kernel):
     """Base class of kernels on strings: ``k(X, Y=None)`` takes sequences of ``str``.
 
     Subclasses implement ``_gram``, ``_diag`` and ``_features`` (a ``scipy.sparse`` CSR matrix)
-    on validated lists of strings. The construction rules of lecture 000 return string kernels.
+    on validated lists of strings. The construction rules of
+    :doc:`chapter 1 </book/01_kernels_and_feature_maps>` return string kernels.
     """
 
     def __call__(self, X, Y=None):
@@ -177,6 +179,13 @@ class SpectrumKernel(StringKernel):
     ----------
     C. Leslie, E. Eskin, W. S. Noble. The spectrum kernel: a string kernel for SVM protein
     classification. Pacific Symposium on Biocomputing, 2002.
+
+    Examples
+    --------
+    >>> from kernelcourse.strings import SpectrumKernel
+    >>> k = SpectrumKernel(k=2)
+    >>> print(k(["ACGT", "ACGA"], ["ACGT"]).ravel())  # shared 2-mers: AC, CG, GT
+    [3. 2.]
     """
 
     def __init__(self, k=3, alphabet=DNA, unknown="error"):
@@ -194,7 +203,7 @@ class SpectrumKernel(StringKernel):
         return {"k": self.k, "alphabet": self.alphabet, "unknown": self.unknown}
 
     def feature_dim(self, n_features=None):
-        """|𝒜|^k, the number of possible k-mers."""
+        r"""The number of possible k-mers, :math:`|\mathcal A|^k`."""
         return len(self.alphabet) ** self.k
 
     def _kmer_indices(self, s, i):
@@ -226,7 +235,7 @@ class SpectrumKernel(StringKernel):
         return np.asarray(F.multiply(F).sum(axis=1)).ravel()
 
     def kmers(self, indices):
-        """The k-mer strings of feature indices (inverse of the base-|𝒜| code)."""
+        r"""The k-mer strings of feature indices (inverse of the base-:math:`|\mathcal A|` code)."""
         A = len(self.alphabet)
         out = []
         for idx in np.atleast_1d(indices):
@@ -257,6 +266,13 @@ class WeightedDegreeKernel(StringKernel):
     ----------
     G. Rätsch, S. Sonnenburg. Accurate splice site detection for Caenorhabditis elegans. In
     Kernel Methods in Computational Biology, MIT Press, 2004.
+
+    Examples
+    --------
+    >>> from kernelcourse.strings import WeightedDegreeKernel
+    >>> k = WeightedDegreeKernel(degree=2)
+    >>> print(k(["ACGT", "ACGA"], ["ACGT"]).ravel())
+    [3.66666667 2.66666667]
     """
 
     def __init__(self, degree=3, alphabet=DNA, unknown="error"):
@@ -270,7 +286,7 @@ class WeightedDegreeKernel(StringKernel):
         return {"degree": self.degree, "alphabet": self.alphabet, "unknown": self.unknown}
 
     def feature_dim(self, length):
-        """Σ_d (N − d + 1)|𝒜|^d for strings of length N."""
+        r"""The dimension :math:`\sum_d (N - d + 1)\,|\mathcal A|^d` for strings of length N."""
         A = len(self.alphabet)
         return sum(max(length - d + 1, 0) * A**d for d in range(1, self.degree + 1))
 
@@ -379,7 +395,7 @@ class StringExponential(StringKernel, Exponential):
 
 
 def string_exp(k):
-    """exp(K) for a string kernel K (lecture 000's exponential rule)."""
+    """exp(K) for a string kernel K (the exponential rule of chapter 1)."""
     if not isinstance(k, StringKernel):
         raise TypeError(f"k must be a StringKernel, got {type(k).__name__}.")
     return StringExponential(k)
@@ -388,7 +404,16 @@ def string_exp(k):
 class Normalized(StringKernel):
     r""":math:`K(x, y) / \sqrt{K(x, x) K(y, y)}`: the weighting rule with
     :math:`f(x) = K(x, x)^{-1/2}`, so that long sequences do not dominate (every
-    :math:`K(x, x) = 1`)."""
+    :math:`K(x, x) = 1`).
+
+    Examples
+    --------
+    >>> from kernelcourse.strings import SpectrumKernel, normalize
+    >>> k = normalize(SpectrumKernel(k=2))
+    >>> print(k(["ACGT", "ACGTACGT"]).round(3))
+    [[1.    0.961]
+     [0.961 1.   ]]
+    """
 
     def __init__(self, k1):
         if not isinstance(k1, StringKernel):
@@ -434,7 +459,15 @@ def normalize(k):
 
 def string_gram(kernel, X, Y=None):
     """Gram matrix of a string kernel, ready for ``SVC(kernel="precomputed")`` (train: Y=None;
-    test rows against training columns: ``string_gram(k, X_test, X_train)``)."""
+    test rows against training columns: ``string_gram(k, X_test, X_train)``).
+
+    Examples
+    --------
+    >>> from kernelcourse.strings import SpectrumKernel, string_gram
+    >>> print(string_gram(SpectrumKernel(k=1), ["AAC", "CG"]))
+    [[5. 1.]
+     [1. 2.]]
+    """
     if not isinstance(kernel, StringKernel):
         raise TypeError(f"kernel must be a StringKernel, got {type(kernel).__name__}.")
     return kernel(X, Y)
@@ -460,6 +493,13 @@ def planted_motif_sequences(
     -------
     sequences : list of str, length 2 · n_per_class
     labels : ndarray of int in {0, 1}
+
+    Examples
+    --------
+    >>> from kernelcourse.strings import planted_motif_sequences
+    >>> X, y = planted_motif_sequences(3, length=20, random_state=0)
+    >>> print(len(X), len(X[0]), y.tolist())
+    6 20 [0, 0, 1, 0, 1, 1]
     """
     rng = np.random.default_rng(random_state)
     alphabet = _check_alphabet(alphabet)

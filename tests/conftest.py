@@ -17,6 +17,11 @@ def pytest_addoption(parser):
         default=None,
         help="built book (_build/html) to check in headless Chromium; `make book-test` sets it",
     )
+    parser.addoption(
+        "--book-pdf",
+        default=None,
+        help="the PDF (_build/html/kernelcourse.pdf) to read back; `make book-test` sets it",
+    )
 
 
 def pytest_collection_modifyitems(config, items):

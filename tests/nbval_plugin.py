@@ -6,7 +6,7 @@ change here, and nothing else:
 * **Numbers match to their printed precision.** Low-order bits of BLAS, LAPACK and compiled
   loops differ between CPUs, so a number printed as ``0.00769`` on one machine may honestly be
   ``0.0077`` on another. Each stored output is compared with the computed one by
-  :func:`kernelcourse.notebooks.first_difference`: the text between numbers must be identical
+  :func:`kernelcourse.book.notebooks.first_difference`: the text between numbers must be identical
   (runs of spaces count as one), and each number must agree to one unit of its last printed
   digit (full-precision floats, as glue stores them, to a relative 1e-9).
 * **Images are not compared**, glued ones included: pixels depend on the renderer, not on what
@@ -19,7 +19,7 @@ from collections import defaultdict
 
 from nbval.plugin import IPyNbCell, IPyNbFile, _trim_base64, transform_streams_for_comparison
 
-from kernelcourse.notebooks import KERNEL_ENV, first_difference
+from kernelcourse.book.notebooks import KERNEL_ENV, first_difference
 
 # Same kernel environment as `make notebooks`, whatever the caller's shell exports.
 os.environ.update(KERNEL_ENV)

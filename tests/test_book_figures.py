@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from kernelcourse import plotting
+from kernelcourse.book import plotting
 
 
 def test_use_style_displays_figures_as_double_resolution_png():

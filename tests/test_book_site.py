@@ -21,7 +21,8 @@ import urllib.parse
 
 import pytest
 import yaml
-from _chromium import Chromium, find_chromium
+
+from kernelcourse.book.chromium import Chromium, find_chromium
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CHAPTER = re.compile(r"^book/\d\d_[^/]+\.html$")
@@ -299,7 +300,7 @@ def test_no_raw_tex_in_the_text(book_html, browser, screenshots, page):
 
 
 def test_result_tables_are_padded_and_right_aligned(book_html, browser, screenshots, page):
-    """Every result table is a kernelcourse.report.Table (class kc-table): cells padded by at
+    """Every result table is a kernelcourse.book.report.Table (class kc-table): cells padded by at
     least 4 px on both sides, every numeric cell right-aligned, also in a column that mixes
     numbers with text; no bare HTML table in an output."""
     report = _visit(browser, book_html, page, screenshots)

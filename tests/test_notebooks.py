@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from kernelcourse.notebooks import is_homework_starter, trim_metadata
+from kernelcourse.book.notebooks import is_homework_starter, trim_metadata
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(
@@ -129,7 +129,7 @@ def test_figures_fit_the_column_at_their_drawn_size(path):
     import base64
     import struct
 
-    from kernelcourse.plotting import COLUMN_WIDTH
+    from kernelcourse.book.plotting import COLUMN_WIDTH
 
     nb = json.loads(path.read_text(encoding="utf-8"))
     for cell, out in _outputs(nb):
@@ -162,7 +162,7 @@ def test_chapter_reads_nothing_from_the_checkout(path):
 def test_execute_without_the_extra_says_which_extra_in_one_line(monkeypatch, tmp_path, capsys):
     import sys
 
-    from kernelcourse import notebooks
+    from kernelcourse.book import notebooks
 
     nb = tmp_path / "a.ipynb"
     nb.write_text("{}")

@@ -7,7 +7,12 @@ import textwrap
 
 import pytest
 
-from kernelcourse.notebooks import first_difference, numbers_match, outputs_match, split_numbers
+from kernelcourse.book.notebooks import (
+    first_difference,
+    numbers_match,
+    outputs_match,
+    split_numbers,
+)
 
 
 @pytest.mark.parametrize(

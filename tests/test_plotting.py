@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from kernelcourse import plotting  # noqa: E402
+from kernelcourse.book import plotting  # noqa: E402
 
 
 def test_pareto_optimal_keeps_only_undominated_runs():

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from kernelcourse import plotting
+from kernelcourse.book import plotting
 
 
 @pytest.fixture
@@ -156,7 +156,7 @@ def test_warm_time_rejects_bad_input():
 
 
 def test_new_figure_keeps_to_the_column():
-    from kernelcourse.plotting import COLUMN_WIDTH
+    from kernelcourse.book.plotting import COLUMN_WIDTH
 
     fig, axes = plotting.new_figure(2, 2)
     assert fig.get_size_inches()[0] <= COLUMN_WIDTH and axes.shape == (2, 2)

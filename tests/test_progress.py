@@ -83,7 +83,7 @@ def test_threshold_from_the_environment(slow_clock, monkeypatch, capsys):
         with pytest.raises(ValueError, match="KERNELCOURSE_PROGRESS_AFTER"):
             Progress("task", None)
     # notebooks run (make notebooks, strict nbval) with the default's lines switched off
-    from kernelcourse.notebooks import KERNEL_ENV
+    from kernelcourse.book.notebooks import KERNEL_ENV
 
     assert KERNEL_ENV["KERNELCOURSE_PROGRESS_AFTER"] == "inf"
 

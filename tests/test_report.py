@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from kernelcourse.report import Table, fmt_sig, fmt_time
+from kernelcourse.book.report import Table, fmt_sig, fmt_time
 
 
 def test_fmt_sig():
@@ -29,7 +29,7 @@ def test_table_rejects_ragged_rows():
 
 
 def test_md_is_markdown_and_plain_text_alike():
-    from kernelcourse.report import md
+    from kernelcourse.book.report import md
 
     prose = md(
         """
@@ -44,7 +44,7 @@ def test_md_is_markdown_and_plain_text_alike():
 def test_md_rejects_non_text():
     import pytest
 
-    from kernelcourse.report import md
+    from kernelcourse.book.report import md
 
     with pytest.raises(TypeError, match="text must be a str"):
         md(0.5)
@@ -71,7 +71,7 @@ def test_html_table_right_aligns_numbers_and_escapes_text():
     import pytest
 
     pytest.importorskip("pandas")
-    from kernelcourse.report import Table
+    from kernelcourse.book.report import Table
 
     t = Table([["rff", 0.8132, "1.2 s"], ["a<b", 85, "10 ms"]], ["method", "acc", "time"],
               title="x < y")

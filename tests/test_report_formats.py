@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from kernelcourse.report import Table, fmt_duration, fmt_plain
+from kernelcourse.book.report import Table, fmt_duration, fmt_plain
 
 
 @pytest.mark.parametrize(

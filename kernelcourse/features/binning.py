@@ -21,8 +21,8 @@ Nothing requires the same γ on every axis: with :math:`\delta_k \sim \mathrm{Ga
 bandwidth per feature (automatic relevance determination, ARD, when the γ_k are chosen from
 data). It is the same kernel as one γ on the rescaled inputs :math:`(\gamma_k x_k / \gamma)_k`.
 
-Lecture 004 names the method as the memorizing counterpart of random Fourier features: its basis
-functions are indicator functions of cells instead of smooth waves.
+Yang et al. (2012) name the method as the memorizing counterpart of random Fourier features: its
+basis functions are indicator functions of cells instead of smooth waves.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     a shift :math:`u_k \sim U[0, \delta_k)`; a point x falls into the cell
     :math:`(\lfloor (x_k - u_k)/\delta_k \rfloor)_k`. The feature vector is the one-hot code of
     the cells, scaled by :math:`1/\sqrt P`, so that :math:`\mathbb E[z(x)^T z(y)] = K(x, y)`
-    (Rahimi & Recht 2007, algorithm 2; lecture 004).
+    (Rahimi & Recht 2007, algorithm 2; :doc:`chapter 9 </book/09_nystroem_vs_rff>`).
 
     Only cells that hold a training point get a column; at ``transform`` time a point in an
     unseen cell gets no entry for that grid (the cell's weight would never be learned anyway).
@@ -108,6 +108,13 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         Number of occupied cells of each grid; the output has ``n_bins_.sum()`` columns.
     n_features_in_ : int
 
+    See Also
+    --------
+    kernelcourse.features.RandomFourierFeatures
+        Dense random features of the same kernels.
+    kernelcourse.ridge.sparse_ridge_cg
+        Ridge on these sparse features.
+
     Notes
     -----
     Cells are identified by a 64-bit hash of their integer coordinates (a random linear hash,
@@ -117,7 +124,18 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     References
     ----------
     A. Rahimi and B. Recht, "Random features for large-scale kernel machines", NIPS 2007.
-    Lecture 004, "Nyström method vs random Fourier features".
+    T. Yang, Y.-F. Li, M. Mahdavi, R. Jin and Z.-H. Zhou, "Nyström method vs random Fourier
+    features: a theoretical and empirical comparison", NIPS 2012.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import RandomBinningFeatures
+    >>> X = np.random.default_rng(0).uniform(size=(100, 2))
+    >>> rb = RandomBinningFeatures(gamma=1.0, n_grids=50, random_state=0).fit(X)
+    >>> Z = rb.transform(X)
+    >>> print(Z.shape[0], Z.format, np.allclose(Z.multiply(Z).sum(axis=1), 1.0))
+    100 csr True
     """
 
     _parameter_constraints: dict = {
@@ -204,7 +222,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         return self._assemble(len(X), codes)
 
     def transform(self, X):
-        """Sparse one-hot features, a CSR matrix of shape (n_samples, n_bins_.sum())."""
+        """Sparse one-hot features, a CSR matrix of shape (n_samples, ``n_bins_.sum()``)."""
         X = self._validated(X)
         return self._assemble(len(X), self._codes(X))
 

@@ -1,11 +1,12 @@
-r"""Random Fourier features (Rahimi & Recht 2007; lectures 000, 001, 002, 003).
+r"""Random Fourier features (Rahimi & Recht 2007;
+:doc:`chapter 5 </book/05_bochner_random_fourier_features>`).
 
 For a shift-invariant kernel with spectral density p (see :mod:`kernelcourse.spectral`), draw
 frequencies :math:`\omega_1, \dots, \omega_D \sim p` (the rows of Ω) and phases
 :math:`b_i \sim U[0, 2\pi]`; then :math:`\psi(x)^T\psi(y) \approx K(x, y)` for the maps of
-lecture 001:
+Bochner's theorem:
 
-* ``"cos"``: :math:`\psi(x) = \sqrt{2/D}\,\cos(\Omega x + b)` (lecture 000);
+* ``"cos"``: :math:`\psi(x) = \sqrt{2/D}\,\cos(\Omega x + b)` (Rahimi & Recht 2007);
 * ``"cossin"``: :math:`[\cos(\Omega_S x); \sin(\Omega_S x)] / \sqrt{S}` with S = D/2 frequencies;
 * ``"complex"``: :math:`\exp(-i\Omega x)/\sqrt D`, complex valued, with
   :math:`\psi(x)^T \overline{\psi(y)} \approx K(x, y)`.
@@ -257,11 +258,13 @@ def _fourier_features(X, W, offset, scale, exact, n_threads):
 
 
 class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    r"""Random Fourier features of a shift-invariant kernel (lectures 000 and 001).
+    r"""Random Fourier features of a shift-invariant kernel
+    (:doc:`chapter 5 </book/05_bochner_random_fourier_features>`).
 
     :math:`\psi(x) = \sqrt{2/D}\,\cos(\Omega x + b)` with the rows of Ω drawn from the kernel's
     spectral measure (Bochner's theorem) and :math:`b_i \sim U[0, 2\pi]`, so that
-    :math:`\mathbf E[\psi(x)^T\psi(y)] = K(x, y)` and, by Hoeffding's inequality (lecture 000),
+    :math:`\mathbf E[\psi(x)^T\psi(y)] = K(x, y)` and, by Hoeffding's inequality
+    (:doc:`chapter 6 </book/06_approximation_quality>`),
     :math:`P(|K(x, y) - \psi(x)^T\psi(y)| \ge a) \le 2e^{-Da^2/8}`.
 
     For ``kernel="rbf"``, ``map="cos"``, ``sampling="mc"`` the random draws are those of
@@ -318,6 +321,17 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         Importance weight of each feature (ones unless ``sampling="leverage"``).
     n_features_in_ : int
 
+    See Also
+    --------
+    kernelcourse.features.Nystroem
+        Data-dependent features from landmark points.
+    kernelcourse.features.RandomBinningFeatures
+        Random grids: sparse features for the Laplacian kernel.
+    kernelcourse.spectral.spectral_measure
+        The distribution Ω is drawn from.
+    kernelcourse.ridge.FeatureRidge
+        Ridge regression on these features.
+
     Notes
     -----
     Deliberate differences from scikit-learn's ``RBFSampler``:
@@ -335,8 +349,21 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     ----------
     Rahimi & Recht (2007); Yu et al. (2016), "Orthogonal random features"; Avron, Sindhwani,
     Yang & Mahoney (2016), "Quasi-Monte Carlo feature maps"; Avron et al. (2017), "Random
-    Fourier features for kernel ridge regression". Lectures 000 (ψ(x) = √(2/D) cos(Ωx + b))
+    Fourier features for kernel ridge regression". Derived in
     and 001 (Bochner's theorem, the three maps).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import RandomFourierFeatures
+    >>> from kernelcourse.kernels import RBF
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> rff = RandomFourierFeatures(gamma=0.5, n_components=2000, random_state=0).fit(X)
+    >>> Z = rff.transform(X)
+    >>> print(Z.shape)
+    (200, 2000)
+    >>> print(np.abs(Z @ Z.T - RBF(gamma=0.5)(X)).max() < 0.15)
+    True
     """
 
     _parameter_constraints: dict = {

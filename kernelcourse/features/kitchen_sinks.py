@@ -1,4 +1,4 @@
-r"""Random kitchen sinks: random bases ψ(x; w) and linear fits on them (lecture 002).
+r"""Random kitchen sinks: random bases ψ(x; w) and linear fits on them (Rahimi & Recht 2008).
 
 Pick a parametric family :math:`\psi(x; w)`, a distribution ρ over w and an integer q; draw
 :math:`W_1, \dots, W_q \sim \rho` and fit a linear model on the features
@@ -6,16 +6,16 @@ Pick a parametric family :math:`\psi(x; w)`, a distribution ρ over w and an int
 
 * ``"cosine"``: :math:`\cos(w^T x + b)`, :math:`w \sim N(0, \sigma^2 I)`,
   :math:`b \sim U(-\pi, \pi)`; :math:`\mathbf E[\psi(x)\psi(y)] = \tfrac12 e^{-\sigma^2
-  \|x - y\|^2 / 2}` (Bochner, lecture 002);
+  \|x - y\|^2 / 2}` (Bochner's theorem);
 * ``"bump"``: :math:`1\{\|x - w\| \le h\}`, centres w uniform on the training data's bounding
   box widened by h;
 * ``"arccos"`` (``"relu"`` for order 1): :math:`\sqrt2\,\Theta(w^T x)\,(w^T x)^n`,
   :math:`w \sim N(0, I)`, whose mean product is the arc-cosine kernel of Cho & Saul (2009),
   :class:`ArcCosine` — the general :math:`K(x, y) = \int \varphi(\omega, x)\varphi(\omega, y)
-  \, d\mu(\omega)` of lecture 001 with a closed form to compare against;
+  \, d\mu(\omega)` (Bach, 2017) with a closed form to compare against;
 * any callable ``basis(X, W)`` with a ``sampler(q, X, rng)`` for the parameters.
 
-:func:`fit_box_constrained` solves the constrained ERM of lecture 002,
+:func:`fit_box_constrained` solves the constrained ERM of Rahimi & Recht (2008),
 :math:`\min_{|\beta_i| \le C/q} \frac1n \sum_i L(y_i, \beta^T\psi(x_i))`.
 """
 
@@ -55,6 +55,14 @@ class ArcCosine(Kernel):
     Parameters
     ----------
     order : {0, 1, 2}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import ArcCosine
+    >>> x = np.array([[1.0, 0.0]])
+    >>> print(np.round(ArcCosine(order=1)(x, np.array([[0.0, 1.0]])), 4))
+    [[0.3183]]
     """
 
     def __init__(self, order=1):
@@ -95,10 +103,11 @@ class ArcCosine(Kernel):
 
 class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Random features :math:`(\psi(x; W_1), \dots, \psi(x; W_q))`, :math:`W_j \sim \rho`
-    (lecture 002, "random kitchen sinks").
+    (Rahimi & Recht 2008, "random kitchen sinks"; :doc:`chapter 7 </book/07_random_kitchen_sinks>`).
 
-    The output is the raw basis, as in the lecture; divide inner products by q to estimate
-    the kernel :math:`\mathbf E_w[\psi(x; w)\psi(y; w)]` (:meth:`approximate_kernel`).
+    The output is the raw basis, as in :doc:`chapter 7 </book/07_random_kitchen_sinks>`; divide
+    inner products by q to estimate the kernel :math:`\mathbf E_w[\psi(x; w)\psi(y; w)]`
+    (:meth:`approximate_kernel`).
 
     Parameters
     ----------
@@ -125,10 +134,26 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         Phases b for ``"cosine"``.
     n_features_in_ : int
 
+    See Also
+    --------
+    kernelcourse.features.fit_box_constrained
+        The constrained fit of weighted sums of these features.
+    kernelcourse.features.RandomFourierFeatures
+        The cosine basis drawn from a kernel's spectral measure.
+
     References
     ----------
     Rahimi & Recht (2008), "Weighted sums of random kitchen sinks"; Cho & Saul (2009),
-    "Kernel methods for deep learning"; lecture 002.
+    "Kernel methods for deep learning", NIPS 2009.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import RandomKitchenSinks
+    >>> X = np.random.default_rng(0).normal(size=(50, 4))
+    >>> Psi = RandomKitchenSinks(basis="relu", n_components=64, random_state=0).fit_transform(X)
+    >>> print(Psi.shape, bool((Psi >= 0).all()))
+    (50, 64) True
     """
 
     _parameter_constraints: dict = {
@@ -256,7 +281,8 @@ def _log1pexp(z):
 
 
 def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6, max_iter=2000):
-    r"""Constrained ERM over linear models on random features (lecture 002):
+    r"""Constrained ERM over linear models on random features (Rahimi & Recht 2008;
+    :doc:`chapter 7 </book/07_random_kitchen_sinks>`):
 
     .. math:: \hat\beta = \arg\min_{\max_i |\beta_i| \le C/q}
               \frac1n \sum_{i=1}^n L(y_i, \beta^T \psi(x_i) + \beta_0),
@@ -282,6 +308,18 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
     -------
     beta : ndarray of shape (q,)
     beta0 : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import RandomKitchenSinks, fit_box_constrained
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    >>> Psi = RandomKitchenSinks(n_components=100, random_state=0).fit_transform(X)
+    >>> beta, beta0 = fit_box_constrained(Psi, y, C=1.0)
+    >>> print(beta.shape, bool(np.abs(beta).max() <= 1.0 / 100 + 1e-12))
+    (100,) True
     """
     Psi = as_float_matrix(Psi, "Psi", allow_float32=False)
     y = as_float_vector(y, "y", len(Psi))

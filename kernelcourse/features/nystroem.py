@@ -1,4 +1,4 @@
-r"""The Nyström method: a data-dependent low-rank approximation of the Gram matrix (lecture 004).
+r"""The Nyström method: a data-dependent low-rank approximation of the Gram matrix.
 
 Pick m landmark points :math:`\hat x_1, \dots, \hat x_m` among the N training points, form their
 kernel matrix :math:`\hat K = [k(\hat x_i, \hat x_j)]_{m \times m}` and the cross block
@@ -151,9 +151,9 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     r"""Nyström feature map :math:`z(x) = \hat D_r^{-1/2}\hat V_r^T [k(x, \hat x_j)]_{j=1}^m`.
 
     The inner products of the features reproduce :math:`\tilde K = K_b \hat K^{+} K_b^T`
-    (lecture 004; Williams & Seeger 2001; Drineas & Mahoney 2005). Unlike random Fourier
-    features, the basis functions :math:`k(\hat x_j, \cdot)` are drawn from the data, so they
-    adapt to where the data lie.
+    (Williams & Seeger 2001; Drineas & Mahoney 2005; :doc:`chapter 9 </book/09_nystroem_vs_rff>`).
+    Unlike random Fourier features, the basis functions :math:`k(\hat x_j, \cdot)` are drawn from
+    the data, so they adapt to where the data lie.
 
     Parameters
     ----------
@@ -164,10 +164,10 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     n_components : int >= 1, default=100
         Number m of landmarks. If m > N, m = N is used (with a warning).
     rank : int >= 1 or None, default=None
-        Keep only the r largest eigenvalues of :math:`\hat K` (the rank-r map of lecture 004);
+        Keep only the r largest eigenvalues of :math:`\hat K` (the rank-r map of chapter 9);
         None keeps every numerically non-zero one.
     sampling : {"uniform", "leverage"}, default="uniform"
-        How landmarks are drawn: uniformly without replacement (the lecture's choice), or in
+        How landmarks are drawn: uniformly without replacement (Williams & Seeger's choice), or in
         proportion to approximate ridge leverage scores :math:`\ell_i(\lambda)`, estimated from a
         uniform Nyström pilot of the same size (see :func:`ridge_leverage_scores`).
     ridge : float > 0 or None, default=None
@@ -198,6 +198,13 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         The λ they were computed with (``sampling="leverage"`` only).
     n_features_in_ : int
 
+    See Also
+    --------
+    kernelcourse.features.RandomFourierFeatures
+        Data-independent features for shift-invariant kernels.
+    kernelcourse.scale.NystroemKRR
+        Kernel ridge regression on Nyström centres, solved by FALKON.
+
     Notes
     -----
     :math:`\hat K` is eigen-decomposed in float64 (``eigh``, about three times cheaper than the
@@ -213,7 +220,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     References
     ----------
-    Lecture 004, "Nyström method vs random Fourier features".
+    T. Yang, Y.-F. Li, M. Mahdavi, R. Jin and Z.-H. Zhou, "Nyström method vs random Fourier
+    features: a theoretical and empirical comparison", NIPS 2012.
     C. Williams and M. Seeger, "Using the Nyström method to speed up kernel machines", NIPS 2001.
     P. Drineas and M. W. Mahoney, "On the Nyström method for approximating a Gram matrix for
     improved kernel-based learning", JMLR 6, 2005.
@@ -221,6 +229,19 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     features: a theoretical and empirical comparison", NIPS 2012.
     A. El Alaoui and M. W. Mahoney, "Fast randomized kernel ridge regression with statistical
     guarantees", NIPS 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import Nystroem
+    >>> from kernelcourse.kernels import RBF
+    >>> X = np.random.default_rng(0).normal(size=(300, 2))
+    >>> ny = Nystroem(gamma=1.0, n_components=60, random_state=0).fit(X)
+    >>> Z = ny.transform(X)
+    >>> print(Z.shape)
+    (300, 60)
+    >>> print(round(float(np.abs(Z @ Z.T - RBF(gamma=1.0)(X)).mean()), 3))
+    0.0
     """
 
     _parameter_constraints: dict = {
@@ -349,7 +370,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return _kernel_blocks(self.kernel_, X, C, W_T, X.dtype)
 
     def approximate_kernel(self, X, Y=None):
-        r""":math:`\tilde K(X, Y) = z(X) z(Y)^T`, i.e. K_b K̂⁺ K_bᵀ (lecture 004)."""
+        r""":math:`\tilde K(X, Y) = z(X) z(Y)^T`, i.e. K_b K̂⁺ K_bᵀ (chapter 9)."""
         ZX = self.transform(X)
         ZY = ZX if Y is None else self.transform(Y)
         return ZX @ ZY.T

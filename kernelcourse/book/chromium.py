@@ -1,4 +1,4 @@
-"""A small headless-Chromium driver for the book tests, standard library only.
+"""A small headless-Chromium driver for the book (its PDF and its tests), standard library only.
 
 It speaks the Chrome DevTools Protocol over ``--remote-debugging-pipe`` (Chromium reads
 commands from fd 3 and writes answers to fd 4, as NUL-terminated JSON), so it needs no

@@ -1,10 +1,10 @@
 """Re-execute the book's notebooks in place so their stored outputs are what the code computes.
 
-``python -m kernelcourse.notebooks execute book`` (``make notebooks``) runs every notebook under
-the folder top to bottom in a fresh kernel, then trims what changes from run to run without
-meaning anything (execution timings, kernel versions), so that running it twice changes nothing
-and diffs show only real changes. Needs the ``notebooks`` extra (nbclient, nbformat, ipykernel);
-without it the command prints a one-line error naming the extra.
+``python -m kernelcourse.book.notebooks execute book`` (``make notebooks``) runs every
+notebook under the folder top to bottom in a fresh kernel, then trims what changes from run to
+run without meaning anything (execution timings, kernel versions), so that running it twice
+changes nothing and diffs show only real changes. Needs the ``notebooks`` extra (nbclient,
+nbformat, ipykernel); without it the command prints a one-line error naming the extra.
 """
 
 from __future__ import annotations
@@ -254,7 +254,9 @@ def outputs_match(ref, new):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m kernelcourse.notebooks", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m kernelcourse.book.notebooks", description=__doc__
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("execute", help="re-execute notebooks in place")
     ex.add_argument("paths", nargs="+", help="notebooks or folders to search for notebooks")
