@@ -62,10 +62,9 @@ FULL = {
     "seed": SEED,
 }
 #: the grid of ``--select`` (bandwidths, γ, λ) and the M it is evaluated at
-GRID = (
-    [("standardised", g, lam) for g in (0.1, 0.3) for lam in (1e-7,)]
-    + [("binning", g, lam) for g in (0.03, 0.1, 0.3) for lam in (1e-6, 1e-7)]
-)
+GRID = [("standardised", g, lam) for g in (0.1, 0.3) for lam in (1e-7,)] + [
+    ("binning", g, lam) for g in (0.03, 0.1, 0.3) for lam in (1e-6, 1e-7)
+]
 SELECT_CENTERS = 20_000
 RFF = {"n_components": 20_000, "gamma": 0.1, "lam": 1e-6, "block_size": 50_000}
 TASKS = ("binary", "multiclass")
@@ -277,11 +276,30 @@ def _best_time(fn, sync, repeat=2):
     return best
 
 
+def _time_both(make, A, b, work, convert, sync):
+    """Best-of-two times of ``work`` on the host arrays and on their device copies; with
+    ``work=None``, of ``transform`` alone on a model fitted beforehand on each side."""
+    import sklearn
+
+    dev_A = convert(A)
+    dev_b = None if b is None else convert(b)
+    if work is None:
+        host_model = make().fit(A)
+        cpu_s = _best_time(lambda: host_model.transform(A), lambda: None)
+        with sklearn.config_context(array_api_dispatch=True):
+            dev_model = make().fit(dev_A)
+            gpu_s = _best_time(lambda: dev_model.transform(dev_A), sync)
+        return cpu_s, gpu_s
+    cpu_s = _best_time(lambda: work(make(), A, b), lambda: None)
+    with sklearn.config_context(array_api_dispatch=True):
+        gpu_s = _best_time(lambda: work(make(), dev_A, dev_b), sync)
+    return cpu_s, gpu_s
+
+
 def device_ratios(X, convert, sync):
     """The estimators' device path against their numpy path on this machine's CPU, timed
     alternately in one run: KernelRidge fit + predict, Nystroem fit + transform,
     RandomFourierFeatures transform (float32)."""
-    import sklearn
 
     from kernelcourse.features import Nystroem, RandomFourierFeatures
     from kernelcourse.ridge import KernelRidge
@@ -305,18 +323,7 @@ def device_ratios(X, convert, sync):
     }  # fmt: skip
     rows = []
     for name, (make, A, b, work) in cases.items():
-        if work is None:  # time the transform alone, as the CPU benchmark does
-            host_model = make().fit(A)
-            with sklearn.config_context(array_api_dispatch=True):
-                dev_A = convert(A)
-                dev_model = make().fit(dev_A)
-                gpu_s = _best_time(lambda m=dev_model, a=dev_A: m.transform(a), sync)
-            cpu_s = _best_time(lambda m=host_model: m.transform(A), lambda: None)
-        else:
-            cpu_s = _best_time(lambda: work(make(), A, b), lambda: None)
-            dev_A, dev_b = convert(A), None if b is None else convert(b)
-            with sklearn.config_context(array_api_dispatch=True):
-                gpu_s = _best_time(lambda: work(make(), dev_A, dev_b), sync)
+        cpu_s, gpu_s = _time_both(make, A, b, work, convert, sync)
         rows.append({"case": name, "cpu_s": cpu_s, "gpu_s": gpu_s, "speedup": cpu_s / gpu_s})
         print(f"  {name}: CPU {cpu_s:.3f} s, GPU {gpu_s:.4f} s, {cpu_s / gpu_s:.1f}×", flush=True)
     return rows

@@ -1,0 +1,262 @@
+"""The stored full-size benchmark records, as the book's appendix shows them.
+
+``python -m benchmarks scale`` (Rahimi & Recht's Forest row), ``python -m benchmarks
+lecture004`` (lecture 004's study at the lecture's sizes) and ``python -m benchmarks gpu`` write
+JSON records that ship with the package (:func:`kernelcourse.datasets.load_benchmark` reads
+them). The functions here turn a record into the :class:`~kernelcourse.book.report.Table` the
+page prints, so the page holds prose and figures and no parsing.
+"""
+
+from __future__ import annotations
+
+from .report import Table
+
+__all__ = [
+    "FOREST_LABELS",
+    "pct",
+    "seconds",
+    "forest_settings",
+    "forest_runs",
+    "forest_table",
+    "binning_trials_table",
+    "lecture004_steps",
+    "lecture004_svm_table",
+    "lecture004_pca_table",
+    "gpu_table",
+    "machine_line",
+]
+
+#: the Forest row's methods, named as the book names them
+FOREST_LABELS = {
+    "random_binning_ridge": "random binning + ridge",
+    "rff_ridge": "Fourier features + ridge",
+    "nystroem_falkon": "Nyström-FALKON",
+    "rff_linear_svm": "Fourier features + linear SVM",
+    "sgd_out_of_core": "Fourier features + SGD, out of core",
+}
+
+
+def pct(value, digits=1):
+    """A fraction as a percentage with ``digits`` decimals: ``pct(0.9801) == "98.0 %"``."""
+    return f"{100 * value:.{digits}f} %"
+
+
+def seconds(value):
+    """A duration in seconds with two significant digits, plain notation: ``"410 s"``,
+    ``"0.21 s"``."""
+    if value >= 100:
+        return f"{value:.0f} s"
+    return f"{float(f'{value:.2g}'):g} s"
+
+
+def machine_line(record):
+    """One sentence naming where and when a record was measured."""
+    m = record["machine"]
+    where = m.get("gpu") or f"{m['cpu']}, {m['cores']} cores"
+    return f"measured {record['date']} on {where}; numpy {m['numpy']}, scikit-learn {m['sklearn']}"
+
+
+def forest_settings(record):
+    """The setting of each Forest method in words (γ, λ, D, M, P), from the record."""
+    settings = record["settings"]
+    chosen = record["validation"]["binning"]["chosen"]
+    gamma_rff = record["validation"]["rff"]["chosen"]["gamma"]
+    D = settings["rff"]["n_components"]
+    falkon = settings["falkon"]
+    M = falkon.get("n_components", falkon.get("n_centers"))
+    return {
+        "random_binning_ridge": f"P = {chosen['n_grids']}, a γ_k per feature",
+        "rff_ridge": f"D = {D:,}, γ = {gamma_rff:g}",
+        "nystroem_falkon": f"M = {M:,}, λ = {falkon['lam']:g}"
+        if "lam" in falkon
+        else f"M = {M:,}, λ = 1/√n",
+        "rff_linear_svm": f"D = {settings['svm']['n_components']}, C = {settings['svm']['C']:g}",
+        "sgd_out_of_core": f"D = {D:,}, {settings['sgd']['epochs']} passes",
+    }
+
+
+def forest_runs(record, task="binary"):
+    """The record's finished runs of ``task`` by method, in the record's order."""
+    return {
+        r["method"]: r
+        for r in record["runs"]
+        if "accuracy" in r and r.get("task", "binary") == task
+    }
+
+
+def forest_table(record, task="binary"):
+    """Test accuracy, Rahimi & Recht's accuracy, fit and predict time and peak memory of
+    every method of the Forest row."""
+    published = {m: 1 - e / 100 for m, e in record["reference"]["test_error_percent"].items()}
+    setting = forest_settings(record)
+    rows = [
+        [
+            FOREST_LABELS.get(m, m),
+            setting.get(m, ""),
+            pct(r["accuracy"]),
+            pct(published[m]) if m in published else "—",
+            seconds(r["fit_s"]),
+            seconds(r["predict_s"]),
+            f"{r['peak_rss_bytes'] / 2**30:.1f} GiB",
+        ]
+        for m, r in forest_runs(record, task).items()
+    ]
+    data = record["data"]
+    return Table(
+        rows,
+        ["method", "setting", "accuracy", "Rahimi & Recht", "fit", "predict", "memory"],
+        title=f"Covertype, cover type 2 against the rest: {data['n_train']:,} training and "
+        f"{data['n_test']:,} test points",
+    )
+
+
+def _trial(r):
+    if r["stage"] == 1:
+        return f"γ = {r['gamma']:g}, λ = {r['lam']:g}"
+    if r["stage"] == 2:
+        return f"{r['group'].replace('_', ' ')}: γ_k × {r['factor']:g}"
+    return f"P = {r['n_grids']}"
+
+
+def binning_trials_table(record):
+    """Every validation fit of random binning: what it tried, its validation accuracy,
+    time and memory, and whether the search kept it."""
+    grid = record["validation"]["binning"]["grid"]
+    return Table(
+        [
+            [
+                r["stage"],
+                _trial(r),
+                f"{100 * r['validation_accuracy']:.2f} %",
+                seconds(r["seconds"]),
+                f"{r['fit_peak_bytes'] / 2**30:.1f} GiB",
+                "yes" if r["kept"] else "",
+            ]
+            for r in grid
+        ],
+        ["stage", "trial", "validation accuracy", "fit time", "fit memory", "kept"],
+        title="Random binning, validation on 58 102 held-out training rows. Stage 1: γ and "
+        "λ; stage 2: a factor on γ_k for one feature group at a time; stage 3: the number "
+        "of grids P",
+    )
+
+
+def lecture004_steps(record):
+    """The record's steps by ``(step, data)``."""
+    return {(s["step"], s["data"]): s for s in record["steps"]}
+
+
+def lecture004_svm_table(record, data, title):
+    """Exact SVMs (LIBSVM and the package's KernelSVC) and linear SVMs on random Fourier
+    and Nyström features, at the lecture's sizes, for ``data`` ("adult" or "covertype")."""
+    done = lecture004_steps(record)
+    grid = done["grid", data]["result"]
+    rows = []
+    for step, label in [
+        ("sklearn_svc", "exact RBF SVM (LIBSVM)"),
+        ("kernel_svc", "exact RBF SVM (KernelSVC)"),
+    ]:
+        s = done.get((step, data), {})
+        if "result" in s:
+            r = s["result"]
+            rows.append(
+                [label, "—", pct(r["accuracy"]), seconds(r["fit_s"]), seconds(r["predict_s"])]
+            )
+        elif "limit_s" in s:
+            rows.append([label, "—", "—", f"over {s['limit_s']} s", "—"])
+        else:
+            rows.append([label, "—", "—", "not run", "—"])
+    for step, label in [
+        ("rff_linear_svm", "Fourier features + linear SVM"),
+        ("nystroem_linear_svm", "Nyström + linear SVM"),
+    ]:
+        for r in done[step, data]["result"]["runs"]:
+            rows.append(
+                [
+                    label,
+                    r["n_components"],
+                    pct(r["accuracy"]),
+                    seconds(r["fit_s"]),
+                    seconds(r["predict_s"]),
+                ]
+            )
+    n_train, n_test = record["settings"]["sizes"][data]
+    return Table(
+        rows,
+        ["method", "components", "test accuracy", "fit", "predict"],
+        title=f"{title}: {n_train:,} training and {n_test:,} test rows; a grid search on "
+        f"{grid['n_rows']:,} rows chose C = {grid['C']:g}, γ = {grid['gamma']:g}",
+    )
+
+
+def lecture004_pca_table(record):
+    """Exact, Fourier and Nyström kernel PCA on MNIST at the lecture's size, beside the
+    lecture's numbers: time, first component's variance, its share of the ten, and its
+    share of the kernel's total variance."""
+    done = lecture004_steps(record)
+    lecture = record["lecture"]["pca"]
+    exact = done["kernel_pca", "mnist"]["result"]
+    rows = []
+    for step, name in [
+        ("kernel_pca", "kernel PCA"),
+        ("fourier_pca", "Fourier PCA"),
+        ("nystroem_pca", "Nystroem PCA"),
+    ]:
+        r = done[step, "mnist"]["result"]
+        v = r["explained_variance"]
+        rows.append(
+            [
+                name.replace("Nystroem", "Nyström"),
+                seconds(r["fit_s"]),
+                seconds(lecture["seconds"][name]),
+                f"{v[0]:.3g}",
+                f"{lecture['explained_variance'][name][0]:.3g}",
+                f"{v[0] / sum(v):.3g}",
+                f"{lecture['explained_variance_ratio'][name][0]:.3g}",
+                f"{v[0] / exact['total_variance']:.3g}",
+            ]
+        )
+    pca = record["settings"]["pca"]
+    return Table(
+        rows,
+        [
+            "method",
+            "time",
+            "lecture",
+            "variance 1",
+            "lecture",
+            "share of the 10",
+            "lecture ratio 1",
+            "share of the total",
+        ],
+        title=f"{pca['n_samples']:,} MNIST digits, 10 components, {pca['n_features']} "
+        "random features",
+    )
+
+
+def gpu_table(record):
+    """The GPU record's runs: method, task, setting, accuracy, fit and predict time, peak
+    GPU memory."""
+    settings = record["settings"]
+    rows = []
+    for r in record["runs"]:
+        if r["method"] == "nystroem_falkon":
+            setting = f"M = {settings['n_centers']:,}, γ = {settings['gamma']:g}"
+        else:
+            setting = f"D = {r['n_components']:,}, γ = {r['gamma']:g}"
+        rows.append(
+            [
+                FOREST_LABELS.get(r["method"], r["method"]),
+                "7 classes" if r["task"] == "multiclass" else "2 vs rest",
+                setting,
+                pct(r["accuracy"]),
+                seconds(r["fit_s"]),
+                seconds(r["predict_s"]),
+                f"{r['peak_device_bytes'] / 2**30:.1f} GiB",
+            ]
+        )
+    return Table(
+        rows,
+        ["method", "task", "setting", "accuracy", "fit", "predict", "GPU memory"],
+        title=f"Full Covertype on {record['machine'].get('gpu', 'a GPU')}",
+    )
