@@ -83,9 +83,9 @@ pdf: book chromium poppler
 	$(PY) -m kernelcourse.book.pdf _build/html _build/html/kernelcourse.pdf
 
 # Every Examples section of the package, as doctests. A number matches to its printed
-# precision (pytest's NUMBER flag, set in pyproject.toml: the notebooks' rule).
+# precision, by the notebooks' rule (tests/doctest_plugin.py).
 doctest: $(STAMP)
-	$(PY) -m pytest --doctest-modules kernelcourse -p no:cacheprovider
+	$(PY) -m pytest --doctest-modules kernelcourse -p tests.doctest_plugin -p no:cacheprovider
 
 # Debian's chromium for the browser test: installed when missing if we are root (as in CI).
 chromium:
