@@ -29,12 +29,12 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 PERTURB := OPENBLAS_CORETYPE=Sandybridge NUMBA_CPU_NAME=generic OMP_NUM_THREADS=1 \
            OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: help setup book book-test pdf chromium poppler doctest test unit nbval nbval-perturbed notebooks homework lab \
-        bench bench-scale lint clean
+.PHONY: help setup book book-test pdf chromium poppler doctest test unit nbval nbval-perturbed \
+        notebooks homework lab bench bench-scale lint clean
 
 help:
 	@echo "make book       build the HTML book into _build/html (offline)"
-	@echo "make test       unit tests, strict nbval over every notebook, then make book-test"
+	@echo "make test       unit tests, doctests, strict nbval over every notebook, then make book-test"
 	@echo "make book-test  build the book and its PDF, check every page in headless Chromium"
 	@echo "                and read the PDF back"
 	@echo "make pdf        the whole book as one PDF: _build/html/kernelcourse.pdf (offline)"
@@ -78,14 +78,14 @@ book-test: pdf
 	  --book-pdf=_build/html/kernelcourse.pdf
 
 # The built HTML printed page by page by headless Chromium, joined by poppler's pdfunite
-# (kernelcourse/book/pdf.py says why this route and not LaTeX). About two minutes.
+# (kernelcourse/book/pdf.py says why this route and not LaTeX). Two to four minutes.
 pdf: book chromium poppler
 	$(PY) -m kernelcourse.book.pdf _build/html _build/html/kernelcourse.pdf
 
 # Every Examples section of the package, as doctests. A number matches to its printed
-# precision (pytest's NUMBER flag, set in pyproject.toml: the notebooks' rule).
+# precision, by the notebooks' rule (tests/doctest_plugin.py).
 doctest: $(STAMP)
-	$(PY) -m pytest --doctest-modules kernelcourse -p no:cacheprovider
+	$(PY) -m pytest --doctest-modules kernelcourse -p tests.doctest_plugin -p no:cacheprovider
 
 # Debian's chromium for the browser test: installed when missing if we are root (as in CI).
 chromium:

@@ -72,7 +72,7 @@ PREPARE = r"""
       .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
       .bd-page-width { max-width: 100% !important; }
       div.solution { break-inside: auto; }
-      figure, img, table { break-inside: avoid; }
+      figure, img, tr { break-inside: avoid; }
       h1, h2, h3 { break-after: avoid; }
       details > summary { list-style: none; }
     }`;
