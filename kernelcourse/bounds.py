@@ -133,8 +133,14 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
     :math:`\sigma_p^2 = \mathbf E_p[\omega^T\omega]`,
 
     .. math:: P\Big[\sup_{x, x' \in \mathcal X} |\psi(x)^T\psi(x') - K(x, x')| \ge
-              \epsilon\Big] \le \Big(\frac{2^4 \sigma_p d_{\mathcal X}}{\epsilon}\Big)^2
+              \epsilon\Big] \le \Big(\frac{2^5 \sigma_p d_{\mathcal X}}{\epsilon}\Big)^2
               \exp\Big(-\frac{D\epsilon^2}{4(d + 2)}\Big).
+
+    Lecture 003 and the paper write :math:`2^4`; their Lipschitz step takes
+    :math:`\mathbf E\nabla s(\Delta^*) = \nabla K(\Delta^*)` at the random maximiser
+    :math:`\Delta^*`. Bounding the Lipschitz constant by :math:`\bar{\|\omega\|} +
+    \mathbf E\|\omega\|` instead gives :math:`\mathbf E L^2 \le 4\sigma_p^2` and the
+    constant :math:`2^5` (chapter 6 proves it).
 
     Parameters
     ----------
@@ -152,20 +158,20 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
     D, eps = _check_count(D), check_positive(eps, "eps")
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    return (16.0 * sigma_p * diameter / eps) ** 2 * math.exp(-D * eps * eps / (4.0 * (d + 2)))
+    return (32.0 * sigma_p * diameter / eps) ** 2 * math.exp(-D * eps * eps / (4.0 * (d + 2)))
 
 
 def features_needed(eps, delta, d, diameter, sigma_p):
     r"""The smallest D for which :func:`uniform_bound` is at most δ (lecture 003):
 
     .. math:: D = \Big\lceil \frac{4(d + 2)}{\epsilon^2}
-              \ln\frac{(2^4 \sigma_p d_{\mathcal X} / \epsilon)^2}{\delta} \Big\rceil
+              \ln\frac{(2^5 \sigma_p d_{\mathcal X} / \epsilon)^2}{\delta} \Big\rceil
               = O\Big(\frac{d}{\epsilon^2}\ln\frac{\sigma_p d_{\mathcal X}}{\epsilon}\Big).
     """
     eps, delta = check_positive(eps, "eps"), _check_probability(delta)
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    log_term = math.log((16.0 * sigma_p * diameter / eps) ** 2 / delta)
+    log_term = math.log((32.0 * sigma_p * diameter / eps) ** 2 / delta)
     return max(1, math.ceil(4.0 * (d + 2) / eps**2 * log_term))
 
 

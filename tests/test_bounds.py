@@ -51,7 +51,7 @@ def test_features_needed_inverts_the_uniform_bound(eps, delta, d, diameter, sigm
 
 def test_uniform_bound_lecture_form_and_growth_in_d():
     D, eps, d, diam, sig = 10_000, 0.2, 5, 2.0, 3.0
-    expected = (2**4 * sig * diam / eps) ** 2 * math.exp(-D * eps**2 / (4 * (d + 2)))
+    expected = (2**5 * sig * diam / eps) ** 2 * math.exp(-D * eps**2 / (4 * (d + 2)))
     assert uniform_bound(D, eps, d, diam, sig) == pytest.approx(expected)
     Ds = [features_needed(0.1, 0.01, d, 1.0, 1.0) for d in (1, 10, 100)]
     assert Ds[0] < Ds[1] < Ds[2]
