@@ -74,26 +74,44 @@ def _check_count(D, name="D", integer=False):
     return float(D)
 
 
-def hoeffding_bound(D, a):
+# Hoeffding's exponent 2Da²/(M − m)² as D a² / c: the random-phase terms
+# 2cos(ωᵀx + b)cos(ωᵀy + b) lie in [−2, 2] (c = 8); the cos/sin map averages
+# cos(ωᵀ(x − y)) ∈ [−1, 1] over its D frequencies (c = 2).
+_HOEFFDING_C = {"cos": 8.0, "cossin": 2.0}
+
+
+def _hoeffding_c(map):
+    if map not in _HOEFFDING_C:
+        raise ValueError(f"map must be one of {sorted(_HOEFFDING_C)}, got {map!r}.")
+    return _HOEFFDING_C[map]
+
+
+def hoeffding_bound(D, a, *, map="cos"):
     r"""Hoeffding's bound for random Fourier features at one pair (x, y) (Hoeffding, 1963;
     :doc:`chapter 6 </book/06_approximation_quality>`).
 
-    ψ(x)ᵀψ(y) is the mean of D independent terms :math:`2\cos(\omega_i^T x + b_i)
-    \cos(\omega_i^T y + b_i) \in [-2, 2]` with mean K(x, y), so
+    For ``map="cos"``, ψ(x)ᵀψ(y) is the mean of D independent terms
+    :math:`2\cos(\omega_i^T x + b_i)\cos(\omega_i^T y + b_i) \in [-2, 2]` with mean
+    K(x, y), so
 
     .. math:: P(|K(x, y) - \psi(x)^T\psi(y)| \ge a) \le 2\exp(-D a^2 / 8).
+
+    For ``map="cossin"`` with D frequencies (2D features) it is the mean of
+    :math:`\cos(\omega_i^T(x - y)) \in [-1, 1]` and the bound is :math:`2\exp(-Da^2/2)`.
 
     Parameters
     ----------
     D : number >= 1
-        Number of features.
+        Number of features (``"cos"``) or of frequencies (``"cossin"``).
     a : float > 0
         Deviation.
+    map : {"cos", "cossin"}, default="cos"
+        The feature map, as in :class:`kernelcourse.features.RandomFourierFeatures`.
 
     Returns
     -------
     float
-        The bound (it exceeds 1, and says nothing, when D a² < 8 ln 2).
+        The bound (it exceeds 1, and says nothing, when D a² < c ln 2).
 
     Examples
     --------
@@ -101,13 +119,15 @@ def hoeffding_bound(D, a):
     >>> print(round(hoeffding_bound(D=1000, a=0.1), 4))
     0.573
     """
+    c = _hoeffding_c(map)
     D, a = _check_count(D), check_positive(a, "a")
-    return 2.0 * math.exp(-D * a * a / 8.0)
+    return 2.0 * math.exp(-D * a * a / c)
 
 
-def hoeffding_deviation(D, delta):
-    r"""The deviation a with :math:`2e^{-Da^2/8} = \delta`: with probability at least
-    1 − δ, :math:`|K(x, y) - \psi(x)^T\psi(y)| < \sqrt{8\ln(2/\delta)/D}`.
+def hoeffding_deviation(D, delta, *, map="cos"):
+    r"""The deviation a at which :func:`hoeffding_bound` equals δ: with probability at
+    least 1 − δ, :math:`|K(x, y) - \psi(x)^T\psi(y)| < \sqrt{c\ln(2/\delta)/D}` with
+    c = 8 for ``map="cos"`` and c = 2 for ``map="cossin"``.
 
     Examples
     --------
@@ -115,13 +135,15 @@ def hoeffding_deviation(D, delta):
     >>> print(round(hoeffding_deviation(D=1000, delta=0.05), 4))
     0.1718
     """
+    c = _hoeffding_c(map)
     D, delta = _check_count(D), _check_probability(delta)
-    return math.sqrt(8.0 * math.log(2.0 / delta) / D)
+    return math.sqrt(c * math.log(2.0 / delta) / D)
 
 
-def hoeffding_features(a, delta):
-    r"""The smallest D with :math:`2e^{-Da^2/8} \le \delta`, i.e.
-    :math:`D = \lceil 8\ln(2/\delta)/a^2 \rceil` (inverse of :func:`hoeffding_bound`).
+def hoeffding_features(a, delta, *, map="cos"):
+    r"""The smallest D with :func:`hoeffding_bound` at most δ, i.e.
+    :math:`D = \lceil c\ln(2/\delta)/a^2 \rceil` (c = 8 for ``"cos"``, 2 for
+    ``"cossin"``, where D counts frequencies).
 
     Examples
     --------
@@ -129,24 +151,35 @@ def hoeffding_features(a, delta):
     >>> print(hoeffding_features(a=0.1, delta=0.05))
     2952
     """
+    c = _hoeffding_c(map)
     a, delta = check_positive(a, "a"), _check_probability(delta)
-    return max(1, math.ceil(8.0 * math.log(2.0 / delta) / (a * a)))
+    return max(1, math.ceil(c * math.log(2.0 / delta) / (a * a)))
 
 
 def uniform_bound(D, eps, d, diameter, sigma_p):
-    r"""Rahimi–Recht uniform bound over a compact set (Rahimi and Recht, 2007;
+    r"""Rahimi–Recht uniform bound over a compact set (Rahimi and Recht, 2007, claim 1;
     :doc:`chapter 6 </book/06_approximation_quality>`).
 
-    For a compact :math:`\mathcal X \subset \mathbb R^d` of diameter :math:`d_{\mathcal X}`
-    and :math:`\sigma_p^2 = \mathbf E_p[\omega^T\omega]`,
+    It holds for the cos/sin map ψ(x) = [cos(Ωx); sin(Ωx)]/√D with D frequencies
+    (``RandomFourierFeatures(map="cossin", n_components=2 * D)``), whose estimate depends on
+    x − x′ only. For a compact :math:`\mathcal X \subset \mathbb R^d` of diameter
+    :math:`d_{\mathcal X}`, with :math:`\sigma_p d_{\mathcal X} \ge \epsilon`, and
+    :math:`\sigma_p^2 = \mathbf E_p[\omega^T\omega]`,
 
     .. math:: P\Big[\sup_{x, x' \in \mathcal X} |\psi(x)^T\psi(x') - K(x, x')| \ge
-              \epsilon\Big] \le \Big(\frac{2^4 \sigma_p d_{\mathcal X}}{\epsilon}\Big)^2
+              \epsilon\Big] \le \Big(\frac{2^5 \sigma_p d_{\mathcal X}}{\epsilon}\Big)^2
               \exp\Big(-\frac{D\epsilon^2}{4(d + 2)}\Big).
+
+    The lectures and the paper write :math:`2^4`; their Lipschitz step takes
+    :math:`\mathbf E\nabla s(\Delta^*) = \nabla K(\Delta^*)` at the random maximiser
+    :math:`\Delta^*`. Bounding the Lipschitz constant by :math:`\bar{\|\omega\|} +
+    \mathbf E\|\omega\|` instead gives :math:`\mathbf E L^2 \le 4\sigma_p^2` and the
+    constant :math:`2^5` (chapter 6 proves it).
 
     Parameters
     ----------
     D : number >= 1
+        Number of frequencies.
     eps : float > 0
     d : int >= 1
         Input dimension.
@@ -160,31 +193,31 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
     --------
     >>> from kernelcourse.bounds import uniform_bound
     >>> print(f"{uniform_bound(D=10**5, eps=0.1, d=2, diameter=2.0, sigma_p=1.0):.1e}")
-    7.4e-23
+    2.9e-22
     """
     D, eps = _check_count(D), check_positive(eps, "eps")
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    return (16.0 * sigma_p * diameter / eps) ** 2 * math.exp(-D * eps * eps / (4.0 * (d + 2)))
+    return (32.0 * sigma_p * diameter / eps) ** 2 * math.exp(-D * eps * eps / (4.0 * (d + 2)))
 
 
 def features_needed(eps, delta, d, diameter, sigma_p):
     r"""The smallest D for which :func:`uniform_bound` is at most δ (Rahimi and Recht, 2007):
 
     .. math:: D = \Big\lceil \frac{4(d + 2)}{\epsilon^2}
-              \ln\frac{(2^4 \sigma_p d_{\mathcal X} / \epsilon)^2}{\delta} \Big\rceil
+              \ln\frac{(2^5 \sigma_p d_{\mathcal X} / \epsilon)^2}{\delta} \Big\rceil
               = O\Big(\frac{d}{\epsilon^2}\ln\frac{\sigma_p d_{\mathcal X}}{\epsilon}\Big).
 
     Examples
     --------
     >>> from kernelcourse.bounds import features_needed
     >>> print(features_needed(eps=0.1, delta=0.05, d=2, diameter=2.0, sigma_p=1.0))
-    23252
+    25470
     """
     eps, delta = check_positive(eps, "eps"), _check_probability(delta)
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    log_term = math.log((16.0 * sigma_p * diameter / eps) ** 2 / delta)
+    log_term = math.log((32.0 * sigma_p * diameter / eps) ** 2 / delta)
     return max(1, math.ceil(4.0 * (d + 2) / eps**2 * log_term))
 
 
@@ -197,7 +230,7 @@ def uniform_deviation(D, delta, d, diameter, sigma_p):
     --------
     >>> from kernelcourse.bounds import uniform_deviation
     >>> print(round(uniform_deviation(D=10**5, delta=0.05, d=2, diameter=2.0, sigma_p=1.0), 3))
-    0.05
+    0.052
     """
     D, delta = _check_count(D), _check_probability(delta)
     d = _check_count(d, "d", integer=True)

@@ -51,7 +51,7 @@ def test_features_needed_inverts_the_uniform_bound(eps, delta, d, diameter, sigm
 
 def test_uniform_bound_lecture_form_and_growth_in_d():
     D, eps, d, diam, sig = 10_000, 0.2, 5, 2.0, 3.0
-    expected = (2**4 * sig * diam / eps) ** 2 * math.exp(-D * eps**2 / (4 * (d + 2)))
+    expected = (2**5 * sig * diam / eps) ** 2 * math.exp(-D * eps**2 / (4 * (d + 2)))
     assert uniform_bound(D, eps, d, diam, sig) == pytest.approx(expected)
     Ds = [features_needed(0.1, 0.01, d, 1.0, 1.0) for d in (1, 10, 100)]
     assert Ds[0] < Ds[1] < Ds[2]
@@ -99,3 +99,22 @@ def test_uniform_deviation_inverts_the_bound():
 def test_bounds_validate_like_the_estimators(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_hoeffding_cossin_map_uses_the_range_of_its_terms():
+    # cos(ωᵀ(x − y)) ∈ [−1, 1]: exponent 2Da²/2² = Da²/2, against Da²/8 for [−2, 2].
+    assert hoeffding_bound(200, 0.1, map="cossin") == pytest.approx(2 * math.exp(-1.0))
+    assert hoeffding_deviation(200, 2 * math.exp(-1.0), map="cossin") == pytest.approx(0.1)
+    assert hoeffding_features(0.1, 0.05, map="cossin") == math.ceil(2 * math.log(40) / 0.01)
+    # Per frequency the cos/sin map needs a quarter of the random-phase features.
+    assert hoeffding_deviation(400, 0.05) == pytest.approx(
+        2 * hoeffding_deviation(400, 0.05, map="cossin")
+    )
+
+
+@pytest.mark.parametrize("fn", [hoeffding_bound, hoeffding_deviation])
+def test_hoeffding_rejects_an_unknown_map(fn):
+    with pytest.raises(ValueError, match="map"):
+        fn(10, 0.1, map="complex")
+    with pytest.raises(ValueError, match="map"):
+        hoeffding_features(0.1, 0.1, map="sin")
