@@ -25,8 +25,6 @@ library:
 
 from __future__ import annotations
 
-import math
-
 import array_api_compat
 import numpy as np
 from sklearn import get_config
@@ -192,14 +190,15 @@ def free_memory(xp, device):
     return None
 
 
-def block_rows(row_bytes, block_memory, *, xp, device, resident=0, default_mb=256, what="X"):
-    """Rows of a block of ``row_bytes`` bytes per row that fit the block budget.
+def block_rows(row_bytes, block_size, *, xp, device, resident=0, default_mb=256, what="X"):
+    """Rows per block: ``block_size`` when given, else as many rows of ``row_bytes`` bytes as
+    fit the default budget.
 
-    The budget is ``block_memory`` MB; None means ``default_mb`` on the host and half the
-    device's free memory (after ``resident`` bytes that the caller is about to allocate) on an
-    accelerator. A budget that cannot hold one row, or that exceeds what the device has free,
-    raises a ValueError naming ``block_memory`` before any work starts, instead of an
-    out-of-memory error in the middle of a fit.
+    The default budget is ``default_mb`` MB on the host and half the device's free memory
+    (after ``resident`` bytes that the caller is about to allocate) on an accelerator. A
+    ``block_size`` whose rows exceed what the device has free raises a ValueError naming
+    ``block_size`` before any work starts, instead of an out-of-memory error in the middle of
+    a fit.
     """
     free = free_memory(xp, device)
     available = None if free is None else free - resident
@@ -207,27 +206,20 @@ def block_rows(row_bytes, block_memory, *, xp, device, resident=0, default_mb=25
         raise ValueError(
             f"the device {device} has {free / _MB:.0f} MB free, not enough for the "
             f"{resident / _MB:.0f} MB of resident arrays plus one row ({row_bytes / _MB:.2f} MB) "
-            f"of a block of {what}; no block_memory fits. Reduce n_centers (M) or free "
+            f"of a block of {what}; no block_size fits. Reduce n_components (M) or free "
             "device memory."
         )
-    if block_memory is None:
+    if block_size is None:
         budget = default_mb * _MB if available is None else available // 2
-    else:
-        budget = block_memory * _MB
-        if available is not None and budget > available:
-            raise ValueError(
-                f"block_memory={block_memory:g} MB does not fit: the device {device} has "
-                f"{available / _MB:.0f} MB free after {resident / _MB:.0f} MB of resident "
-                "arrays. Lower block_memory (or leave it None to size blocks from the free "
-                "memory)."
-            )
-    if budget < row_bytes:
+        return max(1, int(budget // row_bytes))
+    if available is not None and block_size * row_bytes > available:
         raise ValueError(
-            f"block_memory={budget / _MB:g} MB cannot hold one row of a block of {what} "
-            f"({row_bytes / _MB:.3f} MB per row); raise block_memory to at least "
-            f"{math.ceil(row_bytes / _MB)}."
+            f"block_size={block_size} rows of {what} ({block_size * row_bytes / _MB:.0f} MB) "
+            f"do not fit: the device {device} has {available / _MB:.0f} MB free after "
+            f"{resident / _MB:.0f} MB of resident arrays. Lower block_size (or leave it None "
+            "to size blocks from the free memory)."
         )
-    return int(budget // row_bytes)
+    return int(block_size)
 
 
 def exp_nonpositive(E, xp):

@@ -322,7 +322,7 @@ def kernel_ridge_predict(kernel, X, X_fit, alpha, xp):
 
 
 # -- FALKON ----------------------------------------------------------------------------------------
-def conjugate_gradient(matvec, B, xp, *, maxiter=20, tol=1e-7, callback=None):
+def conjugate_gradient(matvec, B, xp, *, max_iter=20, tol=1e-7, callback=None):
     r"""Array-API twin of :func:`kernelcourse.scale.conjugate_gradient` for an (M, k) right-hand
     side B: one CG recursion per column, one ``matvec`` per iteration for all of them.
 
@@ -336,7 +336,7 @@ def conjugate_gradient(matvec, B, xp, *, maxiter=20, tol=1e-7, callback=None):
     bnorm = xp.where(bnorm == 0, 1.0, bnorm)
     rs = xp.sum(R * R, axis=0)
     history = [float(xp.max(xp.sqrt(rs) / bnorm))]
-    for it in range(1, maxiter + 1):
+    for it in range(1, max_iter + 1):
         if history[-1] <= tol:
             break
         HP = matvec(P)
@@ -364,7 +364,7 @@ def falkon_solve(
     xp,
     *,
     preconditioner="falkon",
-    maxiter=20,
+    max_iter=20,
     tol=1e-7,
     callback=None,
     gram=None,
@@ -449,7 +449,7 @@ def falkon_solve(
             callback(it, apply_B(beta), res)
 
     beta, history = conjugate_gradient(
-        matvec, apply_Bt(rhs), xp, maxiter=maxiter, tol=tol, callback=coef_cb
+        matvec, apply_Bt(rhs), xp, max_iter=max_iter, tol=tol, callback=coef_cb
     )
     return apply_B(beta), history
 
@@ -467,8 +467,8 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=N
     Y is an (n, k) array of the preconditioner dtype on X's device; ``center_indices`` are
     rows of X (distinct, chosen on the host as on the numpy path). ``sample_weight`` (a
     positive numpy vector, or None) gives the weighted system
-    :math:`(K_{nM}^T S K_{nM} + \lambda (	extstyle\sum s) K_{MM})lpha = K_{nM}^T S
-    (y - ar y_s)` of the numpy path. ``progress`` (a :class:`kernelcourse._progress.Progress`
+    :math:`(K_{nM}^T S K_{nM} + \lambda (\textstyle\sum s) K_{MM})\alpha = K_{nM}^T S
+    (y - \bar y_s)` of the numpy path. ``progress`` (a :class:`kernelcourse._progress.Progress`
     or None) is asked for a line between blocks. Sets the fitted attributes ``centers_``,
     ``center_indices_``, ``y_mean_``, ``dual_coef_``, ``history_``, ``n_iter_`` of ``est``.
     """
@@ -499,7 +499,7 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=N
     # a block of K_nM, its distance temporaries and (precompute) its float64 copy
     row_bytes = M * (2 * itemsize + (pitem if est.precompute else 0))
     rows = aa.block_rows(
-        row_bytes, est.block_memory, xp=xp, device=device, resident=resident, what="K_nM"
+        row_bytes, est.block_size, xp=xp, device=device, resident=resident, what="K_nM"
     )
 
     def blocks():
@@ -537,7 +537,7 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=N
         lam,
         xp,
         preconditioner=est.preconditioner,
-        maxiter=est.maxiter,
+        max_iter=est.max_iter,
         tol=est.tol,
         callback=callback,
         gram=gram,
@@ -548,7 +548,7 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=N
     est.dual_coef_ = alpha
     est.history_ = aa.from_numpy(np.asarray(history), xp, device, pdtype)
     est.n_iter_ = len(history) - 1
-    est.n_centers_ = M
+    est.n_components_ = M
 
 
 def nystroem_krr_decision(est, X, xp):
@@ -560,9 +560,7 @@ def nystroem_krr_decision(est, X, xp):
     alpha = est.dual_coef_
     M = est.centers_.shape[0]
     itemsize = 4 if dtype == xp.float32 else 8
-    rows = aa.block_rows(
-        M * (2 * itemsize + 8), est.block_memory, xp=xp, device=device, what="K_nM"
-    )
+    rows = aa.block_rows(M * (2 * itemsize + 8), est.block_size, xp=xp, device=device, what="K_nM")
     out = xp.empty((X.shape[0], alpha.shape[1]), dtype=alpha.dtype, device=device)
     for start in range(0, X.shape[0], rows):
         stop = min(start + rows, X.shape[0])

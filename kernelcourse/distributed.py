@@ -95,9 +95,13 @@ def _per_chunk_sum(func, X, Y, shape):
 class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     r"""Ridge regression on an approximate feature map, fitted on a ``dask.array``.
 
-    The model of :class:`~kernelcourse.scale.StreamingFeatureRidge`,
+    The model of :class:`~kernelcourse.ridge.FeatureRidge` and
+    :class:`~kernelcourse.scale.StreamingFeatureRidge`,
 
-    .. math:: (Z_c^T Z_c + \lambda n I)\, w = Z_c^T (y - \bar y),
+    .. math:: (Z^T Z + \lambda I)\, w = Z^T y
+
+    (penalty λ‖w‖² on the sum of squared errors; with ``fit_intercept=True``, Z and y are
+    centred and the intercept is not penalized),
 
     from the per-chunk sums :math:`Z^TZ`, :math:`Z^Ty`, :math:`\sum z`, :math:`\sum y`
     (module docstring); a fit on chunks of b rows equals ``StreamingFeatureRidge`` with
@@ -109,8 +113,10 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         The feature map ψ: a fitted transformer is used as it is, an unfitted one is cloned
         and fitted on the first chunk of rows; None means
         ``RandomFourierFeatures(n_components=100)``.
-    lam : float > 0, default=1e-6
-        Ridge λ with per-sample scaling (penalty λ n ‖w‖²).
+    lam : float > 0, default=1.0
+        The ridge λ on the sum of squared errors (penalty λ‖w‖²).
+    fit_intercept : bool, default=False
+        Fit an unpenalized intercept.
     random_state : int, RandomState or None
         Seed for the default feature map.
 
@@ -127,9 +133,10 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     Lecture 000 (strategy ⑤: approximate features on the fly); Rahimi and Recht (2007).
     """
 
-    def __init__(self, features=None, *, lam=1e-6, random_state=None):
+    def __init__(self, features=None, *, lam=1.0, fit_intercept=False, random_state=None):
         self.features = features
         self.lam = lam
+        self.fit_intercept = fit_intercept
         self.random_state = random_state
 
     def fit(self, X, y):
@@ -156,9 +163,11 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         S = _per_chunk_sum(stats, X, Y, (D + 1, D + 1 + k))
         n = S[D, D]
         zbar, ybar = S[:D, D] / n, S[D, D + 1 :] / n
+        if not self.fit_intercept:
+            zbar, ybar = np.zeros_like(zbar), np.zeros_like(ybar)
         G = S[:D, :D] - n * np.outer(zbar, zbar)
         c = S[:D, D + 1 :] - n * np.outer(zbar, ybar)
-        G[np.diag_indices_from(G)] += self.lam * n
+        G[np.diag_indices_from(G)] += self.lam
         W = linalg.solve(G, c, assume_a="pos")
         b = ybar - zbar @ W
         self.n_samples_seen_ = int(round(n))
@@ -191,7 +200,7 @@ class DaskNystroemKRR(NystroemKRR):
     the same ``random_state``, so both choose the same rows); each CG iteration is one pass
     over the chunks, each returning :math:`K_{b M}^T (K_{bM} v)` (module docstring). With
     ``precompute=True`` one pass returns the chunks' :math:`K_{bM}^T K_{bM}` instead and CG
-    touches no data. ``block_memory`` does not apply: a chunk is a block.
+    touches no data. ``block_size`` does not apply: a chunk is a block.
 
     Attributes
     ----------
@@ -206,12 +215,12 @@ class DaskNystroemKRR(NystroemKRR):
         n, d = X.shape
         self._single_output = single
         self.n_features_in_ = d
-        M = self.n_centers
+        M = self.n_components
         if M > n:
             import warnings
 
             warnings.warn(
-                f"n_centers={M} > n_samples={n}; using all {n} points as centres.",
+                f"n_components={M} > n_samples={n}; using all {n} points as centres.",
                 UserWarning,
                 stacklevel=2,
             )
@@ -255,7 +264,7 @@ class DaskNystroemKRR(NystroemKRR):
             float(self.lam),
             xp,
             preconditioner=self.preconditioner,
-            maxiter=self.maxiter,
+            max_iter=self.max_iter,
             tol=self.tol,
             callback=callback,
             gram=gram,
@@ -267,7 +276,7 @@ class DaskNystroemKRR(NystroemKRR):
         self.dual_coef_ = alpha
         self.history_ = np.asarray(history)
         self.n_iter_ = len(history) - 1
-        self.n_centers_ = M
+        self.n_components_ = M
         return self
 
     def predict(self, X):

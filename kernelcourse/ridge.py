@@ -288,7 +288,7 @@ def sparse_ridge_cg(
     *,
     fit_intercept=False,
     tol=1e-4,
-    maxiter=200,
+    max_iter=200,
     warn=True,
     sample_weight=None,
     callback=None,
@@ -343,7 +343,7 @@ def sparse_ridge_cg(
     tol : float > 0, default=1e-4
         Stop when every relative residual :math:`\|\mathbf Z^T \mathbf y - \mathbf A
         \mathbf w\| / \|\mathbf Z^T \mathbf y\|` is at most tol.
-    maxiter : int >= 1, default=200
+    max_iter : int >= 1, default=200
     warn : bool, default=True
         Warn (``ConvergenceWarning``, naming the residual) when tol is not reached.
     sample_weight : array-like of shape (n,), optional
@@ -375,8 +375,8 @@ def sparse_ridge_cg(
         raise TypeError(f"Z must be a scipy.sparse matrix or BinCodes, got {type(Z).__name__}.")
     if not (isinstance(lam, numbers.Real) and lam > 0):
         raise ValueError(f"lam must be a positive number for the iterative solver, got {lam!r}.")
-    if not (isinstance(maxiter, numbers.Integral) and maxiter >= 1):
-        raise ValueError(f"maxiter must be an integer >= 1, got {maxiter!r}.")
+    if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
     if not (isinstance(tol, numbers.Real) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol!r}.")
     if callback is not None and not callable(callback):
@@ -423,12 +423,12 @@ def sparse_ridge_cg(
     rhs = rmatvec(SY)
     if fit_intercept:
         rhs = np.vstack([rhs, SY.sum(axis=0, keepdims=True)])
-    W, history = preconditioned_cg(A, rhs, diag, tol=tol, maxiter=maxiter, callback=callback)
+    W, history = preconditioned_cg(A, rhs, diag, tol=tol, max_iter=max_iter, callback=callback)
     if warn and history[-1] > tol:
         warnings.warn(
             f"block-Jacobi CG stopped after {len(history) - 1} iterations with relative "
             f"residual ‖Zᵀy − (ZᵀZ + λI)w‖/‖Zᵀy‖ = {history[-1]:.2e} > tol = {tol:g}; raise "
-            "maxiter or lam.",
+            "max_iter or lam.",
             ConvergenceWarning,
             stacklevel=2,
         )
@@ -439,7 +439,7 @@ def sparse_ridge_cg(
     return W, b, history
 
 
-def preconditioned_cg(matvec, B, diag, *, tol=1e-4, maxiter=200, callback=None):
+def preconditioned_cg(matvec, B, diag, *, tol=1e-4, max_iter=200, callback=None):
     r"""Conjugate gradients for :math:`\mathbf A \mathbf X = \mathbf B` (A symmetric positive
     definite, given as ``matvec``) preconditioned by the diagonal ``diag`` of a (block-)
     diagonal :math:`\mathbf M`: the recursion of Saad (2003), algorithm 9.1, with
@@ -465,7 +465,7 @@ def preconditioned_cg(matvec, B, diag, *, tol=1e-4, maxiter=200, callback=None):
     Pdir = Zr.copy()
     rz = np.einsum("ij,ij->j", R, Zr)
     history = [float(np.max(np.linalg.norm(R, axis=0) / norm))]
-    for it in range(1, maxiter + 1):
+    for it in range(1, max_iter + 1):
         if history[-1] <= tol:
             break
         AP = matvec(Pdir)
@@ -592,7 +592,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     kernel_params : dict or None, default=None
         Further parameters of a named kernel (``degree``, ``coef0``, ``nu``, ``length_scale``,
         ``A``), passed to :func:`kernelcourse.kernels.resolve_kernel`.
-    dtype : {"float64", "float32"}, default="float64"
+    dtype : numpy.float64 or numpy.float32, default=numpy.float64
         Precision of the Gram matrix and its factorization. float32 halves the memory and
         roughly halves the time of the :math:`O(n^3)` factorization, at about 1e-7 relative
         round-off per entry (use it with a λ that keeps K + λI well conditioned). Predictions
@@ -634,10 +634,10 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "kernel_params": [dict, None],
-        "dtype": [StrOptions({"float64", "float32"})],
+        "dtype": [type, np.dtype],
     }
 
-    def __init__(self, kernel="rbf", *, gamma=None, lam=1.0, kernel_params=None, dtype="float64"):
+    def __init__(self, kernel="rbf", *, gamma=None, lam=1.0, kernel_params=None, dtype=np.float64):
         self.kernel = kernel
         self.gamma = gamma
         self.lam = lam
@@ -662,6 +662,10 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             ``KernelRidge``: with :math:`S = \\mathrm{diag}(s)`,
             :math:`\\alpha = S^{1/2}(S^{1/2} K S^{1/2} + \\lambda I)^{-1} S^{1/2} y`.
         """
+        if np.dtype(self.dtype) not in (np.float32, np.float64):
+            raise ValueError(
+                f"dtype must be numpy.float32 or numpy.float64, got {np.dtype(self.dtype)}."
+            )
         xp = namespace_of(X)
         if xp is not None:  # array-API input: K, its factor and α on X's device
             if sample_weight is not None:
@@ -669,7 +673,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
                     "sample_weight is not supported for array-API input; pass numpy arrays "
                     "to fit with weights."
                 )
-            dtype = getattr(xp, self.dtype)
+            dtype = getattr(xp, np.dtype(self.dtype).name)
             X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
             self.kernel_ = self._resolve(X.shape[1])
             y = xp.astype(_array_api.move(y, xp, _array_api.device_of(X)), dtype)
@@ -777,20 +781,22 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    transformer : Kernel, scikit-learn transformer or None, default=None
+    features : Kernel, scikit-learn transformer or None, default=None
         Where φ comes from: a kernel with a finite feature map (``Linear``, ``Polynomial``,
         their sums and products) uses :meth:`~kernelcourse.kernels.Kernel.feature_map`; a
         transformer (e.g. ``kernelcourse.features.RandomFourierFeatures``) is cloned and fitted
         on X; None means φ(x) = x.
     lam : float >= 0, default=1.0
-        The ridge λ.
+        The ridge λ on the sum of squared errors (penalty λ‖w‖²; the same convention as
+        :class:`~kernelcourse.scale.StreamingFeatureRidge` and
+        :class:`~kernelcourse.distributed.DaskFeatureRidge`).
     fit_intercept : bool, default=False
         Fit an unpenalized intercept on the features (False matches ``KernelRidge``).
     tol : float > 0, default=1e-4
         Sparse Φ only: relative residual at which :func:`sparse_ridge_cg` stops.
-    maxiter : int >= 1, default=200
+    max_iter : int >= 1, default=200
         Sparse Φ only: most conjugate-gradient iterations; a ``ConvergenceWarning`` names the
-        residual reached when tol was not (as ``maxiter`` of
+        residual reached when tol was not (as ``max_iter`` of
         :class:`~kernelcourse.scale.NystroemKRR`).
     verbose : None, bool or int >= 0, default=None
         Sparse Φ only: progress of conjugate gradients (iteration, relative residual,
@@ -801,7 +807,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    transformer_ : object
+    features_ : object
         The fitted feature map.
     ridge_ : RidgeRegression or None
         The primal ridge fitted on a dense Φ (None for a sparse Φ).
@@ -818,29 +824,29 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "transformer": [Kernel, HasMethods(["fit", "transform"]), None],
+        "features": [Kernel, HasMethods(["fit", "transform"]), None],
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "verbose": ["verbose", None],
     }
 
     def __init__(
         self,
-        transformer=None,
+        features=None,
         *,
         lam=1.0,
         fit_intercept=False,
         tol=1e-4,
-        maxiter=200,
+        max_iter=200,
         verbose=None,
     ):
-        self.transformer = transformer
+        self.features = features
         self.lam = lam
         self.fit_intercept = fit_intercept
         self.tol = tol
-        self.maxiter = maxiter
+        self.max_iter = max_iter
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -867,21 +873,21 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         )
         sw = check_weights(sample_weight, X)
         Phi = None
-        if self.transformer is None:
-            self.transformer_ = None
-        elif isinstance(self.transformer, Kernel):
-            if not self.transformer.has_finite_features:
+        if self.features is None:
+            self.features_ = None
+        elif isinstance(self.features, Kernel):
+            if not self.features.has_finite_features:
                 raise ValueError(
-                    f"transformer {self.transformer!r} has no finite feature map; use "
-                    "KernelRidge for it, or random features / Nystroem as the transformer."
+                    f"features {self.features!r} has no finite feature map; use "
+                    "KernelRidge for it, or random features / Nystroem as the features."
                 )
-            self.transformer_ = _KernelFeatures(self.transformer)
-        elif hasattr(self.transformer, "fit_transform_codes") and not sp.issparse(X):
+            self.features_ = _KernelFeatures(self.features)
+        elif hasattr(self.features, "fit_transform_codes") and not sp.issparse(X):
             # random binning: iterate on the cell indices, never on a CSR matrix
-            self.transformer_ = clone(self.transformer)
-            Phi = self.transformer_.fit_transform_codes(X)
+            self.features_ = clone(self.features)
+            Phi = self.features_.fit_transform_codes(X)
         else:
-            self.transformer_ = clone(self.transformer).fit(X, y)
+            self.features_ = clone(self.features).fit(X, y)
         if Phi is None:
             Phi = self._features(X)
         if sp.issparse(Phi) or hasattr(Phi, "rmatvec"):
@@ -904,7 +910,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                 float(self.lam),
                 fit_intercept=self.fit_intercept,
                 tol=self.tol,
-                maxiter=self.maxiter,
+                max_iter=self.max_iter,
                 sample_weight=sw,
                 callback=report if progress else None,
             )
@@ -924,11 +930,11 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         return self
 
     def _features(self, X):
-        if self.transformer_ is None:
+        if self.features_ is None:
             return X
-        if hasattr(self.transformer_, "transform_codes") and not sp.issparse(X):
-            return self.transformer_.transform_codes(X)
-        Phi = self.transformer_.transform(X)
+        if hasattr(self.features_, "transform_codes") and not sp.issparse(X):
+            return self.features_.transform_codes(X)
+        Phi = self.features_.transform(X)
         if sp.issparse(Phi):
             return sp.csr_matrix(Phi, dtype=np.float64)
         return np.asarray(Phi, dtype=np.float64)
@@ -944,10 +950,10 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
     def _accepts_sparse(self):
         # φ(x) = x passes a sparse X straight to the sparse solver; a kernel's finite feature
         # map needs dense rows, and a transformer says for itself whether it takes sparse X.
-        return False if isinstance(self.transformer, Kernel) else "csr"
+        return False if isinstance(self.features, Kernel) else "csr"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
-        tags.input_tags.sparse = self.transformer is None
+        tags.input_tags.sparse = self.features is None
         return tags

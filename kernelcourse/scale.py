@@ -123,7 +123,7 @@ def _progress_callback(callback, verbose, progress, tol):
 
 
 # -- conjugate gradient ----------------------------------------------------------------------------
-def conjugate_gradient(matvec, b, *, maxiter=20, tol=1e-7, callback=None):
+def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None):
     r"""Solve :math:`H x = b` for symmetric positive definite H given only ``matvec(v) = H v``.
 
     ``b`` may hold several right-hand sides as columns; each column runs its own CG recursion (its
@@ -132,7 +132,7 @@ def conjugate_gradient(matvec, b, *, maxiter=20, tol=1e-7, callback=None):
 
     Numerical trouble is reported, not hidden: a search direction p with
     :math:`p^T H p < 0` (beyond round-off) raises, since H is then not positive definite and
-    CG does not apply; and a relative residual still above ``tol`` after ``maxiter``
+    CG does not apply; and a relative residual still above ``tol`` after ``max_iter``
     iterations warns (:class:`~sklearn.exceptions.ConvergenceWarning`).
 
     Parameters
@@ -140,7 +140,7 @@ def conjugate_gradient(matvec, b, *, maxiter=20, tol=1e-7, callback=None):
     matvec : callable
         ``matvec(V)`` returns H V for an (n, k) array V (k columns at once).
     b : array-like of shape (n,) or (n, k)
-    maxiter : int >= 1, default=20
+    max_iter : int >= 1, default=20
     tol : float >= 0, default=1e-7
         Stop once the relative residual :math:`\|b - Hx\| / \|b\|` of every column is below.
     callback : callable or None
@@ -164,8 +164,8 @@ def conjugate_gradient(matvec, b, *, maxiter=20, tol=1e-7, callback=None):
         raise TypeError(f"matvec must be a callable returning H @ V, got {matvec!r}.")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be None or callable, got {callback!r}.")
-    if isinstance(maxiter, bool) or not isinstance(maxiter, numbers.Integral) or maxiter < 1:
-        raise ValueError(f"maxiter must be an integer >= 1, got {maxiter!r}.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}.")
     b_arr = np.asarray(b)
@@ -177,18 +177,18 @@ def conjugate_gradient(matvec, b, *, maxiter=20, tol=1e-7, callback=None):
         raise ValueError(f"b must be a non-empty array of shape (n,) or (n, k), got {b_arr.shape}.")
     if not np.isfinite(b_arr).all():
         raise ValueError("b contains NaN or infinity.")
-    x, history = _conjugate_gradient(matvec, b_arr, int(maxiter), float(tol), callback)
+    x, history = _conjugate_gradient(matvec, b_arr, int(max_iter), float(tol), callback)
     if history[-1] > tol:
         warnings.warn(
-            f"conjugate_gradient did not reach tol={tol:g} in maxiter={maxiter} iterations: "
-            f"relative residual ‖b − Hx‖/‖b‖ = {history[-1]:.3g}; raise maxiter.",
+            f"conjugate_gradient did not reach tol={tol:g} in max_iter={max_iter} iterations: "
+            f"relative residual ‖b − Hx‖/‖b‖ = {history[-1]:.3g}; raise max_iter.",
             ConvergenceWarning,
             stacklevel=2,
         )
     return x, history
 
 
-def _conjugate_gradient(matvec, b, maxiter, tol, callback):
+def _conjugate_gradient(matvec, b, max_iter, tol, callback):
     """:func:`conjugate_gradient` on checked input, without the convergence warning."""
     b = np.asarray(b, dtype=np.float64)
     vector = b.ndim == 1
@@ -200,7 +200,7 @@ def _conjugate_gradient(matvec, b, maxiter, tol, callback):
     bnorm[bnorm == 0] = 1.0
     rs = np.einsum("ij,ij->j", R, R)
     history = [float(np.max(np.sqrt(rs) / bnorm))]
-    for it in range(1, maxiter + 1):
+    for it in range(1, max_iter + 1):
         if history[-1] <= tol:
             break
         HP = np.asarray(matvec(P), dtype=np.float64)
@@ -275,7 +275,7 @@ def _host_weights(sample_weight, n):
     return check_weights(sample_weight, np.empty((n, 0)))
 
 
-# block_memory=None on the host: 256 MB blocks of K_nM (on an accelerator: half its free memory)
+# block_size=None on the host: 256 MB blocks of K_nM (on an accelerator: half its free memory)
 _HOST_BLOCK_MB = 256
 
 
@@ -284,13 +284,13 @@ class _BaseNystroemKRR(BaseEstimator):
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
         "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_centers": [Interval(numbers.Integral, 1, None, closed="left")],
-        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "preconditioner": [StrOptions({"falkon"}), None],
         "precompute": ["boolean"],
-        "block_memory": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "dtype": [StrOptions({"float32", "float64"})],
+        "block_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "dtype": [type, np.dtype],
         "random_state": ["random_state"],
         "callback": [callable, None],
         "verbose": ["verbose", None],
@@ -302,13 +302,13 @@ class _BaseNystroemKRR(BaseEstimator):
         *,
         gamma=None,
         lam=1e-6,
-        n_centers=500,
-        maxiter=20,
+        n_components=500,
+        max_iter=20,
         tol=1e-7,
         preconditioner="falkon",
         precompute=False,
-        block_memory=None,
-        dtype="float64",
+        block_size=None,
+        dtype=np.float64,
         random_state=None,
         callback=None,
         verbose=None,
@@ -316,12 +316,12 @@ class _BaseNystroemKRR(BaseEstimator):
         self.kernel = kernel
         self.gamma = gamma
         self.lam = lam
-        self.n_centers = n_centers
-        self.maxiter = maxiter
+        self.n_components = n_components
+        self.max_iter = max_iter
         self.tol = tol
         self.preconditioner = preconditioner
         self.precompute = precompute
-        self.block_memory = block_memory
+        self.block_size = block_size
         self.dtype = dtype
         self.random_state = random_state
         self.callback = callback
@@ -332,12 +332,20 @@ class _BaseNystroemKRR(BaseEstimator):
         tags.array_api_support = True
         return tags
 
+    def _validate_params(self):
+        super()._validate_params()
+        if np.dtype(self.dtype) not in (np.float32, np.float64):
+            raise ValueError(
+                f"dtype must be numpy.float32 or numpy.float64, got {np.dtype(self.dtype)}."
+            )
+
     # -- blocks of K_nM --------------------------------------------------------------------------
     def _block_rows(self, M):
+        if self.block_size is not None:
+            return int(self.block_size)
         itemsize = np.dtype(self.dtype).itemsize
-        block_memory = _HOST_BLOCK_MB if self.block_memory is None else self.block_memory
         # a block of K_nM plus its distance temporaries: about two M-wide arrays per row
-        return max(1, int(block_memory * 2**20 // (2 * M * itemsize)))
+        return max(1, int(_HOST_BLOCK_MB * 2**20 // (2 * M * itemsize)))
 
     def _kernel_blocks(self, X, progress=None):
         rows = self._block_rows(len(self.centers_))
@@ -404,7 +412,7 @@ class _BaseNystroemKRR(BaseEstimator):
             chunk *= 2
         if len(keep) < M:
             warnings.warn(
-                f"n_centers={M} but X has only {len(keep)} distinct rows; using those "
+                f"n_components={M} but X has only {len(keep)} distinct rows; using those "
                 f"{len(keep)} as centres (repeated centres add nothing to the span of "
                 "K(·, x̃) and make K_MM singular).",
                 UserWarning,
@@ -415,7 +423,7 @@ class _BaseNystroemKRR(BaseEstimator):
     def _fit_targets(self, X, Y, sw=None, xp=None):
         n, d = X.shape
         rng = check_random_state(self.random_state)
-        M = self.n_centers
+        M = self.n_components
         if sw is not None:
             # Points of weight zero do not count: centres come from the others, and the
             # normal equations are those of the weighted risk (1/Σs) Σ s_i (f(x_i) − y_i)².
@@ -429,7 +437,7 @@ class _BaseNystroemKRR(BaseEstimator):
             n = len(support)
         if M > n:
             warnings.warn(
-                f"n_centers={M} > n_samples={n}; using all {n} points as centres.",
+                f"n_components={M} > n_samples={n}; using all {n} points as centres.",
                 UserWarning,
                 stacklevel=3,
             )
@@ -455,7 +463,7 @@ class _BaseNystroemKRR(BaseEstimator):
                 warnings.warn(
                     f"{type(self).__name__} did not reach tol={self.tol:g} in "
                     f"{self.n_iter_} conjugate-gradient iterations: relative residual of the "
-                    f"preconditioned system {residual:.3g}; raise maxiter (or tol).",
+                    f"preconditioned system {residual:.3g}; raise max_iter (or tol).",
                     ConvergenceWarning,
                     stacklevel=3,
                 )
@@ -535,7 +543,7 @@ class _BaseNystroemKRR(BaseEstimator):
                 user_cb(it, apply_B(beta), res)
 
         beta, history = _conjugate_gradient(
-            matvec, rhs, int(self.maxiter), float(self.tol), coef_cb
+            matvec, rhs, int(self.max_iter), float(self.tol), coef_cb
         )
         # CG's residual is a recursion that round-off can carry away from the truth (a nearly
         # singular K_MM does); one more product measures the real one.
@@ -560,14 +568,14 @@ class _BaseNystroemKRR(BaseEstimator):
             warnings.warn(
                 f"{type(self).__name__} did not reach tol={self.tol:g} in "
                 f"{len(history) - 1} conjugate-gradient iterations: relative residual of the "
-                f"preconditioned system {history[-1]:.3g}; raise maxiter (or tol).",
+                f"preconditioned system {history[-1]:.3g}; raise max_iter (or tol).",
                 ConvergenceWarning,
                 stacklevel=3,
             )
         self.dual_coef_ = apply_B(beta)
         self.history_ = np.asarray(history)
         self.n_iter_ = len(history) - 1
-        self.n_centers_ = M
+        self.n_components_ = M
         self._finish_progress(progress)
         return self
 
@@ -599,7 +607,7 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     :math:`f = \sum_{j=1}^M \alpha_j K(\cdot, \tilde x_j)` with M centres drawn uniformly from the
     training points, i.e. solves
     :math:`(K_{nM}^T K_{nM} + \lambda n K_{MM})\alpha = K_{nM}^T (y - \bar y)`
-    without forming an n × n matrix (module docstring). With ``n_centers = n`` and full
+    without forming an n × n matrix (module docstring). With ``n_components = n`` and full
     convergence this is exact kernel ridge regression :math:`\alpha = (\mathbf K + \lambda n I)^{-1}
     (y - \bar y)` of lecture 002.
 
@@ -611,26 +619,26 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         γ of a named kernel; None means 1 / n_features.
     lam : float > 0, default=1e-6
         Regularisation λ (per-sample scaling: the penalty is λ n αᵀK_MMα).
-    n_centers : int, default=500
+    n_components : int, default=500
         Number M of Nyström centres (capped at n with a warning).
-    maxiter : int, default=20
+    max_iter : int, default=20
         Conjugate-gradient iterations t; a few tens in FALKON's regime (M of order 1/λ up
         to logs), more outside it.
     tol : float >= 0, default=1e-7
         Stop earlier once the relative residual of the preconditioned system is below ``tol``.
     preconditioner : {"falkon"} or None, default="falkon"
         None runs plain CG on the normal equations (for comparison; converges far slower).
-    block_memory : float > 0 or None, default=None
-        Memory in MB for one row block of :math:`K_{nM}`. None means 256 MB on the host and,
-        for arrays on an accelerator, half of the device memory that is free once the
-        preconditioner is allocated. A value that does not fit in the device's free memory
-        fails with a ValueError before the fit starts.
+    block_size : int >= 1 or None, default=None
+        Rows per block of :math:`K_{nM}`. None sizes the blocks to 256 MB on the host and,
+        for arrays on an accelerator, to half of the device memory that is free once the
+        preconditioner is allocated. Blocks that do not fit in the device's free memory
+        fail with a ValueError before the fit starts.
     precompute : bool, default=False
         Accumulate the M × M matrix :math:`K_{nM}^T K_{nM}` in a single pass over the data
         (O(n M²) flops, M² memory) so that the CG iterations touch no data. Pays off when
-        M is smaller than about ``maxiter`` × (n_features + a few), since a kernel entry costs
+        M is smaller than about ``max_iter`` × (n_features + a few), since a kernel entry costs
         O(d) flops plus an exponential while a rank-one update costs M.
-    dtype : {"float64", "float32"}, default="float64"
+    dtype : numpy.float64 or numpy.float32, default=numpy.float64
         Precision of the kernel blocks; float32 halves memory and time, CG stays in float64.
     random_state : int, RandomState or None
         Seeds the choice of centres.
@@ -807,10 +815,12 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     fly and adds :math:`Z^T Z` and :math:`Z^T y` to running sums; nothing of size n is kept. The
     weights solve
 
-    .. math:: (Z_c^T Z_c + \lambda n I)\, w = Z_c^T (y - \bar y),
+    .. math:: (Z^T Z + \lambda I)\, w = Z^T y,
 
-    with :math:`Z_c` the centred features (so an intercept is fitted), which is exactly what
-    :meth:`fit` on all the rows at once would give, whatever the blocks. The solve is lazy: it
+    the equations of :class:`~kernelcourse.ridge.FeatureRidge` (penalty λ‖w‖² on the sum of
+    squared errors; with ``fit_intercept=True``, Z and y are centred and the intercept is not
+    penalized), which is exactly what :meth:`fit` on all the rows at once would give, whatever
+    the blocks. The solve is lazy: it
     happens once, when the weights are first needed after new blocks (``coef_``,
     ``intercept_``, :meth:`predict` or :meth:`solve`), so that a λ too small for the first few
     blocks does no harm when the full system is well posed. Should the full system still be
@@ -832,13 +842,17 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         but random Fourier features) fitted on a first block of fewer than
         10 D rows warns: it saw too few points to place its D features. Fit it on a sample of
         the whole data first instead.
-    lam : float > 0, default=1e-6
-        Ridge λ with per-sample scaling (penalty λ n ‖w‖²).
+    lam : float > 0, default=1.0
+        The ridge λ on the sum of squared errors (penalty λ‖w‖², as in
+        :class:`~kernelcourse.ridge.FeatureRidge` and
+        :class:`~kernelcourse.distributed.DaskFeatureRidge`).
+    fit_intercept : bool, default=False
+        Fit an unpenalized intercept (the features and targets are centred in the solve).
     block_size : int, default=10000
         Rows per block when :meth:`fit` streams an in-memory array.
     tol : float > 0, default=1e-6
         Sparse features only: relative residual at which conjugate gradients stop.
-    maxiter : int >= 1, default=500
+    max_iter : int >= 1, default=500
         Sparse features only: most conjugate-gradient iterations (a ``ConvergenceWarning``
         names the residual reached when tol was not).
     random_state : int, RandomState or None
@@ -858,20 +872,30 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         "features": [None, HasMethods(["fit", "transform"])],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
         "block_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
     def __init__(
-        self, features=None, *, lam=1e-6, block_size=10000, tol=1e-6, maxiter=500, random_state=None
+        self,
+        features=None,
+        *,
+        lam=1.0,
+        fit_intercept=False,
+        block_size=10000,
+        tol=1e-6,
+        max_iter=500,
+        random_state=None,
     ):
         self.features = features
         self.lam = lam
+        self.fit_intercept = fit_intercept
         self.block_size = block_size
         self.tol = tol
-        self.maxiter = maxiter
+        self.max_iter = max_iter
         self.random_state = random_state
 
     def _reset(self):
@@ -951,29 +975,32 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     def _solve(self):
         n = self.n_samples_seen_
-        zbar, ybar = self._zsum / n, self._ysum / n
+        if self.fit_intercept:
+            zbar, ybar = self._zsum / n, self._ysum / n
+        else:
+            zbar, ybar = np.zeros_like(self._zsum), np.zeros_like(self._ysum)
         c = self._Zty - n * np.outer(zbar, ybar)
-        lam_n = float(self.lam) * n
+        lam = float(self.lam)
         if sp.issparse(self._ZtZ):
             G = self._ZtZ
 
-            def matvec(V):  # (ZᵀZ − n z̄z̄ᵀ + λn I) V, the centring as a rank-one term
-                return G @ V - n * np.outer(zbar, zbar @ V) + lam_n * V
+            def matvec(V):  # (ZᵀZ − n z̄z̄ᵀ + λI) V, the centring as a rank-one term
+                return G @ V - n * np.outer(zbar, zbar @ V) + lam * V
 
-            diag = G.diagonal() - n * zbar**2 + lam_n
-            W, history = preconditioned_cg(matvec, c, diag, tol=self.tol, maxiter=self.maxiter)
+            diag = G.diagonal() - n * zbar**2 + lam
+            W, history = preconditioned_cg(matvec, c, diag, tol=self.tol, max_iter=self.max_iter)
             self.history_ = history
             if history[-1] > self.tol:
                 warnings.warn(
                     f"block-Jacobi CG stopped after {len(history) - 1} iterations with "
-                    f"relative residual {history[-1]:.2e} > tol = {self.tol:g}; raise maxiter "
+                    f"relative residual {history[-1]:.2e} > tol = {self.tol:g}; raise max_iter "
                     "or lam.",
                     ConvergenceWarning,
                     stacklevel=4,
                 )
         else:
             G = self._ZtZ - n * np.outer(zbar, zbar)
-            W = solve_regularized_psd(G, c, lam_n, overwrite_a=True, name="Z_cᵀZ_c")
+            W = solve_regularized_psd(G, c, lam, overwrite_a=True, name="Z_cᵀZ_c")
         b = ybar - zbar @ W
         if self._single_output:
             return W[:, 0], float(b[0])

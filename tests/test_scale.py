@@ -8,6 +8,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelcourse.features import RandomFourierFeatures
 from kernelcourse.kernels import RBF
+from kernelcourse.ridge import FeatureRidge
 from kernelcourse.scale import (
     NystroemKRR,
     NystroemKRRClassifier,
@@ -43,11 +44,11 @@ def test_cg_matches_direct_solve(precompute, targets):
     model = NystroemKRR(
         gamma=0.2,
         lam=lam,
-        n_centers=40,
-        maxiter=300,
+        n_components=40,
+        max_iter=300,
         tol=1e-13,
         precompute=precompute,
-        block_memory=0.02,  # many small row blocks
+        block_size=7,  # many small row blocks
         random_state=0,
     ).fit(X, y)
     alpha = direct_solution(model, X, y, lam)
@@ -63,7 +64,7 @@ def test_all_centres_is_exact_kernel_ridge():
     X, y = data(n=60)
     lam = 1e-3
     model = NystroemKRR(
-        gamma=0.3, lam=lam, n_centers=60, maxiter=500, tol=1e-14, random_state=0
+        gamma=0.3, lam=lam, n_components=60, max_iter=500, tol=1e-14, random_state=0
     ).fit(X, y)
     K = RBF(0.3)(X)
     # with M = n: K(K + λnI)α = K(y − ȳ), so f = K α matches exact KRR
@@ -73,7 +74,7 @@ def test_all_centres_is_exact_kernel_ridge():
 
 def test_preconditioner_reduces_iterations():
     X, y = data(n=400)
-    common = dict(gamma=0.2, lam=1e-5, n_centers=80, maxiter=2000, tol=1e-8, random_state=0)
+    common = dict(gamma=0.2, lam=1e-5, n_components=80, max_iter=2000, tol=1e-8, random_state=0)
     falkon = NystroemKRR(**common).fit(X, y)
     plain = NystroemKRR(preconditioner=None, **common).fit(X, y)
     assert falkon.history_[-1] <= 1e-8
@@ -85,8 +86,8 @@ def test_history_callback_and_verbose(capsys):
     seen = []
     with pytest.warns(ConvergenceWarning, match="did not reach tol=0"):
         model = NystroemKRR(
-            n_centers=30,
-            maxiter=5,
+            n_components=30,
+            max_iter=5,
             tol=0,
             random_state=0,
             callback=lambda it, a, r: seen.append((it, a.shape, r)),
@@ -96,7 +97,7 @@ def test_history_callback_and_verbose(capsys):
     np.testing.assert_allclose([s[2] for s in seen], model.history_[1:])
     assert model.history_[0] == pytest.approx(1.0, rel=1e-12) and model.n_iter_ == 5
     with pytest.warns(ConvergenceWarning, match="relative residual"):
-        NystroemKRR(n_centers=30, maxiter=3, verbose=True, random_state=0).fit(X, y)
+        NystroemKRR(n_components=30, max_iter=3, verbose=True, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert out.count("relative residual") == 3
 
@@ -119,8 +120,8 @@ def test_progress_printer_every():
 
 def test_float32_blocks_close_to_float64():
     X, y = data()
-    a = NystroemKRR(gamma=0.2, lam=1e-3, n_centers=40, random_state=0).fit(X, y)
-    b = NystroemKRR(gamma=0.2, lam=1e-3, n_centers=40, dtype="float32", random_state=0).fit(
+    a = NystroemKRR(gamma=0.2, lam=1e-3, n_components=40, random_state=0).fit(X, y)
+    b = NystroemKRR(gamma=0.2, lam=1e-3, n_components=40, dtype=np.float32, random_state=0).fit(
         X.astype(np.float32), y
     )
     np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-3)
@@ -130,10 +131,10 @@ def test_classifier_one_vs_rest():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 2))
     y = np.where(X[:, 0] > 0, "east", np.where(X[:, 1] > 0, "north", "south"))
-    clf = NystroemKRRClassifier(gamma=1.0, lam=1e-5, n_centers=60, random_state=0).fit(X, y)
+    clf = NystroemKRRClassifier(gamma=1.0, lam=1e-5, n_components=60, random_state=0).fit(X, y)
     assert clf.decision_function(X).shape == (300, 3)
     assert clf.score(X, y) > 0.9
-    binary = NystroemKRRClassifier(gamma=1.0, n_centers=60, random_state=0).fit(X, X[:, 0] > 0)
+    binary = NystroemKRRClassifier(gamma=1.0, n_components=60, random_state=0).fit(X, X[:, 0] > 0)
     assert binary.decision_function(X).shape == (300,)
     assert binary.score(X, X[:, 0] > 0) > 0.9
     with pytest.raises(ValueError, match="only one class"):
@@ -144,12 +145,12 @@ def test_bad_parameters_and_warnings():
     X, y = data(n=20)
     with pytest.raises(ValueError, match="lam"):
         NystroemKRR(lam=0).fit(X, y)
-    with pytest.raises(ValueError, match="n_centers"):
-        NystroemKRR(n_centers=0).fit(X, y)
+    with pytest.raises(ValueError, match="n_components"):
+        NystroemKRR(n_components=0).fit(X, y)
     with pytest.raises(ValueError, match="kernel"):
         NystroemKRR(kernel="spline").fit(X, y)
-    with pytest.warns(UserWarning, match="n_centers=50 > n_samples=20"):
-        NystroemKRR(n_centers=50).fit(X, y)
+    with pytest.warns(UserWarning, match="n_components=50 > n_samples=20"):
+        NystroemKRR(n_components=50).fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
         NystroemKRR().fit(np.full((5, 2), np.nan), np.ones(5))
 
@@ -159,7 +160,7 @@ def test_conjugate_gradient_on_spd_matrix():
     A = rng.normal(size=(30, 30))
     H = A @ A.T + 30 * np.eye(30)
     b = rng.normal(size=(30, 2))
-    x, hist = conjugate_gradient(lambda v: H @ v, b, maxiter=100, tol=1e-12)
+    x, hist = conjugate_gradient(lambda v: H @ v, b, max_iter=100, tol=1e-12)
     np.testing.assert_allclose(H @ x, b, atol=1e-9)
     assert hist[0] == pytest.approx(1.0, rel=1e-12) and hist[-1] <= 1e-12
 
@@ -173,8 +174,9 @@ def test_exact_cost_is_eight_terabytes_at_a_million():
 def test_partial_fit_on_blocks_equals_fit(blocks):
     X, Y = data(n=210, targets=2)
     feats = RandomFourierFeatures(gamma=0.2, n_components=50, random_state=0).fit(X)
-    full = StreamingFeatureRidge(feats, lam=1e-4, block_size=10**6).fit(X, Y)
-    stream = StreamingFeatureRidge(feats, lam=1e-4)
+    lam = 1e-4 * 210
+    full = StreamingFeatureRidge(feats, lam=lam, fit_intercept=True, block_size=10**6).fit(X, Y)
+    stream = StreamingFeatureRidge(feats, lam=lam, fit_intercept=True)
     for part in np.array_split(np.arange(210), blocks):
         stream.partial_fit(X[part], Y[part])
     np.testing.assert_allclose(stream.coef_, full.coef_, rtol=1e-9, atol=1e-12)
@@ -182,9 +184,20 @@ def test_partial_fit_on_blocks_equals_fit(blocks):
     # and both equal ridge on the materialised features
     Z = feats.transform(X)
     Zc, Yc = Z - Z.mean(0), Y - Y.mean(0)
-    W = np.linalg.solve(Zc.T @ Zc + 1e-4 * 210 * np.eye(50), Zc.T @ Yc)
+    W = np.linalg.solve(Zc.T @ Zc + lam * np.eye(50), Zc.T @ Yc)
     np.testing.assert_allclose(full.coef_, W.T, rtol=1e-8, atol=1e-10)
     assert stream.n_samples_seen_ == 210
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_streaming_and_in_memory_feature_ridge_share_one_penalty(fit_intercept):
+    X, y = data(n=150)
+    feats = RandomFourierFeatures(gamma=0.2, n_components=30, random_state=0).fit(X)
+    kw = dict(lam=0.5, fit_intercept=fit_intercept)
+    stream = StreamingFeatureRidge(feats, block_size=40, **kw).fit(X, y)
+    memory = FeatureRidge(feats, **kw).fit(X, y)
+    np.testing.assert_allclose(stream.coef_, memory.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(stream.intercept_, memory.intercept_, rtol=1e-9, atol=1e-12)
 
 
 def test_streaming_unfitted_transformer_and_target_mismatch():
@@ -201,11 +214,17 @@ def test_streaming_unfitted_transformer_and_target_mismatch():
 
 @parametrize_with_checks(
     [
-        NystroemKRR(n_centers=20, random_state=0),
-        NystroemKRRClassifier(n_centers=20, random_state=0),
-        NystroemKRR(n_centers=20, precompute=True, preconditioner=None, random_state=0),
+        NystroemKRR(n_components=20, random_state=0),
+        NystroemKRRClassifier(n_components=20, random_state=0),
+        NystroemKRR(n_components=20, precompute=True, preconditioner=None, random_state=0),
         StreamingFeatureRidge(random_state=0, block_size=7),
-    ]
+    ],
+    expected_failed_checks=lambda est: (
+        # max_iter bounds the sparse solver only; dense features are solved directly
+        {"check_non_transformer_estimators_n_iter": "direct solve on dense features"}
+        if isinstance(est, StreamingFeatureRidge)
+        else {}
+    ),
 )
 def test_sklearn_compatible(estimator, check):
     import warnings
@@ -216,7 +235,7 @@ def test_sklearn_compatible(estimator, check):
 
 
 # -- numerical guards (issue 18) -----------------------------------------------------------------
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_repeated_points_give_distinct_centres_and_the_exact_krr_fit(dtype):
     # Binary features: 2000 rows, only 32 distinct points. Repeated centres made K_MM
     # singular and CG diverged (training RMSE 13.9 against 0.098 for exact KRR).
@@ -226,8 +245,8 @@ def test_repeated_points_give_distinct_centres_and_the_exact_krr_fit(dtype):
     X = rng.integers(0, 2, (2000, 5)).astype(float)
     y = X.sum(axis=1) + 0.1 * rng.normal(size=2000)
     with pytest.warns(UserWarning, match="only 32 distinct rows"):
-        model = NystroemKRR(n_centers=200, lam=1e-6, random_state=0, dtype=dtype).fit(X, y)
-    assert model.n_centers_ == 32
+        model = NystroemKRR(n_components=200, lam=1e-6, random_state=0, dtype=dtype).fit(X, y)
+    assert model.n_components_ == 32
     assert len(np.unique(model.centers_, axis=0)) == 32
     exact = KernelRidge(lam=1e-6 * 2000, gamma=0.2).fit(X, y - y.mean())
     rmse = np.sqrt(np.mean((model.predict(X) - y) ** 2))
@@ -237,7 +256,7 @@ def test_repeated_points_give_distinct_centres_and_the_exact_krr_fit(dtype):
 
 def test_centres_are_unchanged_when_the_rows_are_distinct():
     X, y = data()
-    model = NystroemKRR(n_centers=30, random_state=0, maxiter=50).fit(X, y)
+    model = NystroemKRR(n_components=30, random_state=0, max_iter=50).fit(X, y)
     expected = np.sort(np.random.RandomState(0).choice(len(X), size=30, replace=False))
     np.testing.assert_array_equal(model.center_indices_, expected)
 
@@ -245,16 +264,16 @@ def test_centres_are_unchanged_when_the_rows_are_distinct():
 def test_tol_not_reached_warns_with_the_residual():
     X, y = data()
     with pytest.warns(ConvergenceWarning, match="relative residual of the preconditioned"):
-        NystroemKRR(n_centers=30, maxiter=1, tol=1e-12, random_state=0).fit(X, y)
+        NystroemKRR(n_components=30, max_iter=1, tol=1e-12, random_state=0).fit(X, y)
 
 
 def test_sample_weight_equals_repeating_points():
     X, y = data(n=120)
     counts = np.random.default_rng(2).integers(0, 3, size=len(X))
-    kw = dict(n_centers=len(X), lam=1e-3, maxiter=200, tol=1e-12, precompute=True)
+    kw = dict(n_components=len(X), lam=1e-3, max_iter=200, tol=1e-12, precompute=True)
     weighted = NystroemKRR(**kw).fit(X, y, sample_weight=counts)
     Xr, yr = np.repeat(X, counts, axis=0), np.repeat(y, counts)
-    repeated = NystroemKRR(**{**kw, "n_centers": len(Xr)}).fit(Xr, yr)
+    repeated = NystroemKRR(**{**kw, "n_components": len(Xr)}).fit(Xr, yr)
     np.testing.assert_allclose(weighted.predict(X), repeated.predict(X), rtol=0, atol=1e-6)
     with pytest.raises(ValueError, match="sample_weight"):
         NystroemKRR().fit(X, y, sample_weight=-np.ones(len(X)))
@@ -263,7 +282,7 @@ def test_sample_weight_equals_repeating_points():
 def test_huge_inputs_raise_naming_the_kernel():
     X = 1e160 * np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(ValueError, match="Gram matrix of the kernel"):
-        NystroemKRR(n_centers=10, random_state=0).fit(X, np.ones(50))
+        NystroemKRR(n_components=10, random_state=0).fit(X, np.ones(50))
 
 
 def test_conjugate_gradient_refuses_a_negative_operator():
@@ -279,7 +298,7 @@ def test_conjugate_gradient_refuses_a_negative_operator():
         ({"b": np.array([1.0, np.nan])}, ValueError, "b contains NaN"),
         ({"b": np.array(["a", "b"])}, TypeError, "b must be a numeric array"),
         ({"b": np.ones((2, 2, 2))}, ValueError, "b must be a non-empty array"),
-        ({"maxiter": 0}, ValueError, "maxiter must be an integer >= 1"),
+        ({"max_iter": 0}, ValueError, "max_iter must be an integer >= 1"),
         ({"tol": -1.0}, ValueError, "tol must be a finite number >= 0"),
         ({"matvec": lambda v: v[:1]}, ValueError, "matvec returned shape"),
         ({"matvec": lambda v: v * np.nan}, ValueError, "matvec returned NaN"),
@@ -295,7 +314,7 @@ def test_conjugate_gradient_validates(kwargs, error, match):
 def test_conjugate_gradient_warns_when_tol_is_not_reached():
     H = np.diag(np.linspace(1, 1e4, 50))
     with pytest.warns(ConvergenceWarning, match="relative residual"):
-        conjugate_gradient(lambda v: H @ v, np.ones(50), maxiter=3, tol=1e-10)
+        conjugate_gradient(lambda v: H @ v, np.ones(50), max_iter=3, tol=1e-10)
 
 
 def test_streaming_solves_lazily_once_all_blocks_are_in():
@@ -319,10 +338,12 @@ def test_streaming_sparse_binning_features_equal_direct_solve():
 
     X, y = data(n=300)
     rb = RandomBinningFeatures(gamma=0.5, n_grids=6, random_state=0).fit(X)
-    model = StreamingFeatureRidge(rb, lam=1e-3, block_size=70, tol=1e-12).fit(X, y)
+    model = StreamingFeatureRidge(rb, lam=0.3, fit_intercept=True, block_size=70, tol=1e-12).fit(
+        X, y
+    )
     Z = rb.transform(X).toarray()
     Zc, yc = Z - Z.mean(0), y - y.mean()
-    w = np.linalg.solve(Zc.T @ Zc + 1e-3 * 300 * np.eye(Z.shape[1]), Zc.T @ yc)
+    w = np.linalg.solve(Zc.T @ Zc + 0.3 * np.eye(Z.shape[1]), Zc.T @ yc)
     np.testing.assert_allclose(model.coef_, w, atol=1e-7 * np.abs(w).max())
     assert model.intercept_ == pytest.approx(y.mean() - Z.mean(0) @ w, abs=1e-7)
 

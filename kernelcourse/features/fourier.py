@@ -358,6 +358,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def __init__(
         self,
         kernel="rbf",
+        *,
         gamma=None,
         n_components=100,
         map="cos",
