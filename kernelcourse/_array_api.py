@@ -11,8 +11,6 @@ Everything that the standard does not define, or defines in a way that costs mem
 estimators cannot spare, is in this one module, with a generic fallback for any compliant
 library:
 
-* :func:`cholesky_upper` — Cholesky with the smallest diagonal jitter that succeeds, in place
-  where the library allows it;
 * :func:`solve_triangular` — triangular solves (the standard has only a general ``solve``);
 * :func:`add_to_diagonal` — A + cI without a second n × n array where the library allows it,
   and :func:`exp_nonpositive` — the RBF block's clip-and-exponentiate pass in place;
@@ -41,7 +39,6 @@ __all__ = [
     "block_rows",
     "add_to_diagonal",
     "exp_nonpositive",
-    "cholesky_upper",
     "solve_triangular",
     "synchronize",
 ]
@@ -264,32 +261,6 @@ def _cholesky_lower(A, xp):
         raise
     # some libraries (CuPy) return NaN instead of raising
     return L if bool(xp.all(xp.isfinite(xp.linalg.diagonal(L)))) else None
-
-
-def cholesky_upper(A, xp, name):
-    r"""Upper factor T with :math:`T^T T = A + sI` for the smallest shift
-    :math:`s = \varepsilon M \max(1, \max_i A_{ii})\cdot 100^k` that succeeds (k ≤ 11), and s.
-
-    ``A`` may be modified (the shift is added in place where the library allows it). Raises
-    a ValueError naming ``name`` when no shift up to :math:`10^{22}\varepsilon M` works.
-    """
-    M = A.shape[0]
-    eps = float(xp.finfo(A.dtype).eps)
-    shift = eps * M * max(1.0, float(xp.max(xp.linalg.diagonal(A))))
-    added = 0.0
-    for _ in range(12):
-        B = add_to_diagonal(A, shift - added, xp)
-        added = shift
-        L = _cholesky_lower(B, xp)
-        if L is not None:
-            return L.T, shift
-        if B is not A:  # a copy: keep A unshifted
-            added = 0.0
-        shift *= 100
-    raise ValueError(
-        f"{name} is not positive definite even after adding {shift / 100:.1e}·I; is the "
-        "kernel positive semidefinite?"
-    )
 
 
 def solve_triangular(T, B, xp, *, upper=True, transpose=False):

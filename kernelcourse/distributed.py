@@ -13,7 +13,7 @@ where it lives (on a ``dask.distributed`` worker) and only small results travel:
   :math:`K_{nM}^T(K_{nM}v)`: each chunk computes its block of :math:`K_{nM}` against the M
   centres, multiplies, and returns an M × k matrix; those are summed. The preconditioner
   (M × M) is built and applied on the client, with the same code as the array-API path
-  (:func:`kernelcourse.devices.falkon_solve`).
+  (:func:`kernelcourse.solvers.falkon_solve`).
 
 Results equal the in-memory estimators' up to round-off. Persist the data on the cluster
 (``X = X.persist()``) before fitting, so that the ~20 passes of FALKON read it from the
@@ -24,18 +24,18 @@ workers' memory instead of recomputing it. dask is an optional dependency
 from __future__ import annotations
 
 import copy
+import math
 
-import array_api_compat
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .devices import falkon_solve
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
 from .scale import NystroemKRR, ProgressPrinter, _is_fitted
+from .solvers import FalkonPreconditioner, falkon_solve, warn_unconverged
 
 __all__ = ["DaskFeatureRidge", "DaskNystroemKRR"]
 
@@ -255,28 +255,45 @@ class DaskNystroemKRR(NystroemKRR):
         callback = self.callback
         if callback is None and self.verbose:
             callback = ProgressPrinter()
-        xp = array_api_compat.array_namespace(rhs)
-        alpha, history = falkon_solve(
-            lambda: np.asarray(kernel(centers), dtype=np.float64),
+        lam = float(self.lam)
+        eps = float(np.finfo(np.dtype(self.dtype)).eps)
+        precond = FalkonPreconditioner(
+            np.asarray(kernel(centers), dtype=np.float64),
+            lam,
+            n,
+            kind=self.preconditioner,
+            eps=eps,
+        )
+        result = falkon_solve(
+            precond,
             knm_t,
             rhs,
+            lam,
             n,
-            float(self.lam),
-            xp,
-            preconditioner=self.preconditioner,
-            max_iter=self.max_iter,
-            tol=self.tol,
+            max_iter=int(self.max_iter),
+            tol=float(self.tol),
             callback=callback,
             gram=gram,
+            eps=eps,
         )
         self.kernel_ = kernel
         self.center_indices_ = idx
         self.centers_ = centers
         self.y_mean_ = y_mean
-        self.dual_coef_ = alpha
-        self.history_ = np.asarray(history)
-        self.n_iter_ = len(history) - 1
+        self.dual_coef_ = result.alpha
+        self.history_ = np.asarray(result.cg.history)
+        self.n_iter_ = result.cg.n_iter
+        self.residual_ = result.residual
         self.n_components_ = M
+        floor = 10 * math.sqrt(eps)
+        warn_unconverged(
+            type(self).__name__,
+            result.cg,
+            self.tol,
+            measured=result.residual,
+            floor=floor,
+            quantity="relative residual of the preconditioned system",
+        )
         return self
 
     def predict(self, X):

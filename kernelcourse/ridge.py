@@ -27,11 +27,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _array_api, devices
+from . import _array_api, devices, solvers
 from ._array_api import namespace_of
 from ._progress import Progress
 from ._threads import single_blas_thread
@@ -45,7 +44,6 @@ __all__ = [
     "FeatureRidge",
     "solve_regularized_psd",
     "sparse_ridge_cg",
-    "preconditioned_cg",
 ]
 
 # Below this size a threaded Cholesky gains little, and on a busy machine its threads can wait
@@ -353,8 +351,7 @@ def sparse_ridge_cg(
         (the intercept's row and column weighted alike). The preconditioner stays the exact
         diagonal: the weighted cell counts :math:`\sum_{i \in \text{cell}} s_i / P`.
     callback : callable or None
-        Called as ``callback(iteration, relative_residual)`` after every CG iteration (see
-        :func:`preconditioned_cg`).
+        Called as ``callback(iteration, relative_residual)`` after every CG iteration.
 
     Returns
     -------
@@ -423,66 +420,23 @@ def sparse_ridge_cg(
     rhs = rmatvec(SY)
     if fit_intercept:
         rhs = np.vstack([rhs, SY.sum(axis=0, keepdims=True)])
-    W, history = preconditioned_cg(A, rhs, diag, tol=tol, max_iter=max_iter, callback=callback)
-    if warn and history[-1] > tol:
-        warnings.warn(
-            f"block-Jacobi CG stopped after {len(history) - 1} iterations with relative "
-            f"residual ‖Zᵀy − (ZᵀZ + λI)w‖/‖Zᵀy‖ = {history[-1]:.2e} > tol = {tol:g}; raise "
-            "max_iter or lam.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+    diag = diag[:, None]
+    result = solvers.block_cg(
+        A,
+        rhs,
+        preconditioner=lambda R: R / diag,
+        max_iter=max_iter,
+        tol=tol,
+        callback=None if callback is None else (lambda it, X, res: callback(it, res)),
+    )
+    if warn:
+        solvers.warn_unconverged("sparse_ridge_cg (block-Jacobi CG)", result, tol)
+    W, history = result.x, np.asarray(result.history)
     b = W[D] if fit_intercept else np.zeros(W.shape[1])
     W = W[:D]
     if vector:
         return W[:, 0], float(b[0]), np.asarray(history)
     return W, b, history
-
-
-def preconditioned_cg(matvec, B, diag, *, tol=1e-4, max_iter=200, callback=None):
-    r"""Conjugate gradients for :math:`\mathbf A \mathbf X = \mathbf B` (A symmetric positive
-    definite, given as ``matvec``) preconditioned by the diagonal ``diag`` of a (block-)
-    diagonal :math:`\mathbf M`: the recursion of Saad (2003), algorithm 9.1, with
-    :math:`\mathbf z_k = \mathbf M^{-1} \mathbf r_k`. The k columns of B run their own step
-    sizes and share one call of ``matvec`` per iteration. ``callback(iteration,
-    relative_residual)``, when given, is called after each iteration (progress of long
-    solves).
-
-    Returns
-    -------
-    X : ndarray of shape (D, k)
-    history : ndarray
-        Largest relative residual :math:`\|\mathbf b_j - \mathbf A \mathbf x_j\| /
-        \|\mathbf b_j\|` after each iteration, 1 at the start.
-    """
-    B = np.asarray(B, dtype=np.float64)
-    diag = np.asarray(diag, dtype=np.float64)[:, None]
-    X = np.zeros_like(B)
-    R = B.copy()
-    norm = np.linalg.norm(B, axis=0)
-    norm[norm == 0] = 1.0
-    Zr = R / diag
-    Pdir = Zr.copy()
-    rz = np.einsum("ij,ij->j", R, Zr)
-    history = [float(np.max(np.linalg.norm(R, axis=0) / norm))]
-    for it in range(1, max_iter + 1):
-        if history[-1] <= tol:
-            break
-        AP = matvec(Pdir)
-        pAp = np.einsum("ij,ij->j", Pdir, AP)
-        # a column that has converged exactly has p = 0; keep it where it is
-        step = np.divide(rz, pAp, out=np.zeros_like(rz), where=pAp > 0)
-        X += step * Pdir
-        R -= step * AP
-        Zr = R / diag
-        rz_new = np.einsum("ij,ij->j", R, Zr)
-        beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
-        Pdir = Zr + beta * Pdir
-        rz = rz_new
-        history.append(float(np.max(np.linalg.norm(R, axis=0) / norm)))
-        if callback is not None:
-            callback(it, history[-1])
-    return X, np.asarray(history)
 
 
 class RidgeRegression(RegressorMixin, BaseEstimator):
@@ -816,6 +770,8 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
     intercept_ : float or ndarray of shape (n_targets,)
     history_ : ndarray or None
         Sparse Φ: the relative CG residual after each iteration (None for a dense Φ).
+    n_iter_ : int
+        Conjugate-gradient iterations (0 for a dense Φ, solved directly).
     n_features_in_ : int
 
     References
@@ -919,6 +875,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                 f"{self.history_[-1]:.3e} (tol {self.tol:g})"
             )
             self.ridge_ = None
+            self.n_iter_ = len(self.history_) - 1
             self.coef_, self.intercept_ = W.T, b
             return self
         self.ridge_ = RidgeRegression(lam=self.lam, fit_intercept=self.fit_intercept).fit(
@@ -927,6 +884,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         self.coef_ = self.ridge_.coef_
         self.intercept_ = self.ridge_.intercept_
         self.history_ = None
+        self.n_iter_ = 0
         return self
 
     def _features(self, X):

@@ -45,7 +45,7 @@ from sklearn.base import (
     RegressorMixin,
     clone,
 )
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import RBFSampler, SkewedChi2Sampler
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
@@ -53,13 +53,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _array_api, devices
+from . import _array_api, devices, solvers
 from ._array_api import namespace_of
 from ._progress import Progress
 from ._validation import check_fit_input, check_weights, finite_gram
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
-from .ridge import preconditioned_cg, solve_regularized_psd
+from .ridge import solve_regularized_psd
+from .solvers import conjugate_gradient
 
 __all__ = [
     "NystroemKRR",
@@ -122,122 +123,6 @@ def _progress_callback(callback, verbose, progress, tol):
     return both
 
 
-# -- conjugate gradient ----------------------------------------------------------------------------
-def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None):
-    r"""Solve :math:`H x = b` for symmetric positive definite H given only ``matvec(v) = H v``.
-
-    ``b`` may hold several right-hand sides as columns; each column runs its own CG recursion (its
-    own step sizes), but all columns share one call of ``matvec`` per iteration, which is what
-    matters when one product is a pass over the data.
-
-    Numerical trouble is reported, not hidden: a search direction p with
-    :math:`p^T H p < 0` (beyond round-off) raises, since H is then not positive definite and
-    CG does not apply; and a relative residual still above ``tol`` after ``max_iter``
-    iterations warns (:class:`~sklearn.exceptions.ConvergenceWarning`).
-
-    Parameters
-    ----------
-    matvec : callable
-        ``matvec(V)`` returns H V for an (n, k) array V (k columns at once).
-    b : array-like of shape (n,) or (n, k)
-    max_iter : int >= 1, default=20
-    tol : float >= 0, default=1e-7
-        Stop once the relative residual :math:`\|b - Hx\| / \|b\|` of every column is below.
-    callback : callable or None
-        Called as ``callback(iteration, x, relative_residual)`` after every step.
-
-    Returns
-    -------
-    x : ndarray, shape of ``b``
-    history : list of float
-        Relative residual :math:`\max_j \|b_j - H x_j\| / \|b_j\|` after each iteration
-        (``history[0] = 1`` is the starting point x = 0).
-
-    Raises
-    ------
-    TypeError, ValueError
-        If an argument is of the wrong type or out of range (the error names it), or if
-        ``matvec`` returns the wrong shape, NaN or infinity, or shows H is not positive
-        definite.
-    """
-    if not callable(matvec):
-        raise TypeError(f"matvec must be a callable returning H @ V, got {matvec!r}.")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be None or callable, got {callback!r}.")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}.")
-    b_arr = np.asarray(b)
-    if b_arr.dtype == object or not np.issubdtype(b_arr.dtype, np.number):
-        raise TypeError(f"b must be a numeric array, got dtype {b_arr.dtype}.")
-    if np.iscomplexobj(b_arr):
-        raise TypeError(f"b must be real-valued, got dtype {b_arr.dtype}.")
-    if b_arr.ndim not in (1, 2) or b_arr.size == 0:
-        raise ValueError(f"b must be a non-empty array of shape (n,) or (n, k), got {b_arr.shape}.")
-    if not np.isfinite(b_arr).all():
-        raise ValueError("b contains NaN or infinity.")
-    x, history = _conjugate_gradient(matvec, b_arr, int(max_iter), float(tol), callback)
-    if history[-1] > tol:
-        warnings.warn(
-            f"conjugate_gradient did not reach tol={tol:g} in max_iter={max_iter} iterations: "
-            f"relative residual ‖b − Hx‖/‖b‖ = {history[-1]:.3g}; raise max_iter.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    return x, history
-
-
-def _conjugate_gradient(matvec, b, max_iter, tol, callback):
-    """:func:`conjugate_gradient` on checked input, without the convergence warning."""
-    b = np.asarray(b, dtype=np.float64)
-    vector = b.ndim == 1
-    B = b[:, None] if vector else b
-    X = np.zeros_like(B)
-    R = B.copy()
-    P = R.copy()
-    bnorm = np.linalg.norm(B, axis=0)
-    bnorm[bnorm == 0] = 1.0
-    rs = np.einsum("ij,ij->j", R, R)
-    history = [float(np.max(np.sqrt(rs) / bnorm))]
-    for it in range(1, max_iter + 1):
-        if history[-1] <= tol:
-            break
-        HP = np.asarray(matvec(P), dtype=np.float64)
-        if HP.shape != P.shape:
-            HP = HP.reshape(P.shape) if HP.size == P.size else HP
-        if HP.shape != P.shape:
-            raise ValueError(
-                f"matvec returned shape {HP.shape} for an input of shape {P.shape}; it must "
-                "return H @ V of the same shape."
-            )
-        if not np.isfinite(HP).all():
-            raise ValueError(f"matvec returned NaN or infinity at iteration {it}.")
-        pHp = np.einsum("ij,ij->j", P, HP)
-        # pᵀHp < 0 beyond round-off: H is not positive definite and CG's step is meaningless.
-        slack = 10 * len(P) * 2.2e-16 * np.linalg.norm(P, axis=0) * np.linalg.norm(HP, axis=0)
-        bad = pHp < -slack
-        if bad.any():
-            j = int(np.argmax(bad))
-            raise ValueError(
-                f"matvec is not positive definite: pᵀHp = {pHp[j]:.3g} < 0 for a search "
-                f"direction at iteration {it}; conjugate gradients need a symmetric positive "
-                "definite H."
-            )
-        # A column that has converged exactly (p = 0) stays where it is.
-        step = np.divide(rs, pHp, out=np.zeros_like(rs), where=pHp > 0)
-        X += step * P
-        R -= step * HP
-        rs_new = np.einsum("ij,ij->j", R, R)
-        beta = np.divide(rs_new, rs, out=np.zeros_like(rs), where=rs > 0)
-        P = R + beta * P
-        rs = rs_new
-        history.append(float(np.max(np.sqrt(rs) / bnorm)))
-        if callback is not None:
-            callback(it, X[:, 0] if vector else X, history[-1])
-    return (X[:, 0] if vector else X), history
-
-
 def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
     r"""Memory (bytes) and time (seconds) of exact kernel ridge regression on n points.
 
@@ -249,22 +134,6 @@ def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
 
 
 # -- Nyström kernel ridge regression solved by FALKON ----------------------------------------------
-def _cholesky_upper(K, name, eps=2.220446049250313e-16):
-    """Upper Cholesky factor with the smallest diagonal shift (from M·ε·max K_ii on, times
-    100 per retry) that makes it succeed."""
-    M = len(K)
-    shift = eps * M * max(1.0, float(np.max(np.diag(K))))
-    for _ in range(12):
-        try:
-            return linalg.cholesky(K + shift * np.eye(M), lower=False), shift
-        except linalg.LinAlgError:
-            shift *= 100
-    raise linalg.LinAlgError(
-        f"{name} is not positive definite even after adding {shift:.1e}·I; "
-        "is the kernel positive semidefinite?"
-    )
-
-
 def _host_weights(sample_weight, n):
     """:func:`check_weights` for X on another device. The weights stay on the host, where
     they choose the support and the centres; the fit sends them to X's device."""
@@ -424,6 +293,7 @@ class _BaseNystroemKRR(BaseEstimator):
         n, d = X.shape
         rng = check_random_state(self.random_state)
         M = self.n_components
+        support = None
         if sw is not None:
             # Points of weight zero do not count: centres come from the others, and the
             # normal equations are those of the weighted risk (1/Σs) Σ s_i (f(x_i) − y_i)².
@@ -453,131 +323,97 @@ class _BaseNystroemKRR(BaseEstimator):
                 return _array_api.to_numpy(rows).astype(self.dtype, copy=False)
 
             idx = self._choose_centers(X, M, rng, host_rows)
-            devices.nystroem_krr_fit(
-                self, X, Y, xp, idx, callback, sample_weight=sw, progress=progress
+            fit = devices.nystroem_krr_fit(
+                self.kernel_,
+                X,
+                Y,
+                xp,
+                idx,
+                lam=float(self.lam),
+                dtype=self.dtype,
+                sample_weight=sw,
+                block_size=self.block_size,
+                precompute=self.precompute,
+                preconditioner=self.preconditioner,
+                max_iter=int(self.max_iter),
+                tol=float(self.tol),
+                callback=callback,
+                progress=progress,
             )
-            if sw is not None:
-                self.center_indices_ = _array_api.from_numpy(support[idx], xp, device)
-            residual = float(self.history_[-1])
-            if residual > self.tol:
-                warnings.warn(
-                    f"{type(self).__name__} did not reach tol={self.tol:g} in "
-                    f"{self.n_iter_} conjugate-gradient iterations: relative residual of the "
-                    f"preconditioned system {residual:.3g}; raise max_iter (or tol).",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
-            self._finish_progress(progress)
-            return self
-        X = X.astype(self.dtype, copy=False)
-        idx = self._choose_centers(X, M, rng)
+            center_indices = idx if support is None else support[idx]
+            fit["center_indices"] = _array_api.from_numpy(center_indices, xp, device)
+        else:
+            X = X.astype(self.dtype, copy=False)
+            idx = self._choose_centers(X, M, rng)
+            fit = self._falkon_numpy(X, Y, idx, sw, callback, progress)
+            fit["center_indices"] = idx if support is None else support[idx]
+        self.center_indices_ = fit["center_indices"]
+        self.centers_ = fit["centers"]
+        self.y_mean_ = fit["y_mean"]
+        self.dual_coef_ = fit["alpha"]
+        result = fit["result"]
+        self.history_ = np.asarray(result.cg.history)
+        if xp is not None:  # every array attribute lives where X does
+            self.history_ = _array_api.from_numpy(
+                self.history_, xp, device, _array_api.max_float(xp, device)
+            )
+        self.n_iter_ = result.cg.n_iter
+        self.residual_ = result.residual
+        self.n_components_ = len(idx)
+        # the products run in the blocks' dtype: the measured residual is good to about √ε
+        floor = 10 * math.sqrt(float(np.finfo(np.dtype(self.dtype)).eps))
+        solvers.warn_unconverged(
+            type(self).__name__,
+            result.cg,
+            self.tol,
+            measured=result.residual,
+            floor=floor,
+            quantity="relative residual of the preconditioned system",
+            stacklevel=3,
+        )
+        self._finish_progress(progress)
+        return self
+
+    def _falkon_numpy(self, X, Y, idx, sw, callback, progress):
+        """FALKON on numpy X (already in ``dtype``): centres, right-hand side, the products
+        over row blocks of K_nM, and the solve; returns the arrays the estimator keeps."""
         M = len(idx)
-        self.center_indices_ = idx if sw is None else support[idx]
-        self.centers_ = X[idx]
-        self.y_mean_ = np.average(Y, axis=0, weights=sw)
-        Yc = Y - self.y_mean_
+        centers = X[idx]
+        self.centers_ = centers  # the row blocks below read it
+        y_mean = np.average(Y, axis=0, weights=sw)
+        Yc = Y - y_mean
         if sw is not None:
             Yc = Yc * sw[:, None]
-        n_eff = n if sw is None else float(sw.sum())
+        n_eff = len(X) if sw is None else float(sw.sum())
         lam = float(self.lam)
-
-        KMM = np.asarray(finite_gram(self.kernel_, self.centers_, name="the centres"), np.float64)
-        self._KMM_shift = None
-        if self.preconditioner == "falkon":
-            # T^T T = K_MM, A^T A = T T^T / M + λ I  (Rudi, Carratino & Rosasco 2017, Alg. 1),
-            # with a jitter of M·ε·max K_ii (ε of the blocks' dtype) on K_MM, as FALKON does.
-            eps = float(np.finfo(np.dtype(self.dtype)).eps)
-            T, self._KMM_shift = _cholesky_upper(KMM, "K_MM", eps)
-            A, _ = _cholesky_upper(T @ T.T / M + lam * np.eye(M), "T T^T / M + λI")
-
-            def apply_B(U):  # B U = T^{-1} A^{-1} U / √n
-                return linalg.solve_triangular(
-                    T, linalg.solve_triangular(A, U, lower=False), lower=False
-                ) / np.sqrt(n_eff)
-
-            def apply_Bt(U):  # B^T U = A^{-T} T^{-T} U / √n
-                return linalg.solve_triangular(
-                    A,
-                    linalg.solve_triangular(T, U, lower=False, trans="T"),
-                    lower=False,
-                    trans="T",
-                ) / np.sqrt(n_eff)
-        else:
-
-            def apply_B(U):
-                return U / np.sqrt(n_eff)
-
-            apply_Bt = apply_B
-
-        # right-hand side K_nM^T S y and the product v -> (K_nM^T S K_nM + λ n K_MM) v
+        eps = float(np.finfo(np.dtype(self.dtype)).eps)
+        KMM = np.asarray(finite_gram(self.kernel_, centers, name="the centres"), np.float64)
+        # jitter of M·ε·max K_ii with ε of the blocks' dtype on K_MM, as FALKON does
+        precond = solvers.FalkonPreconditioner(KMM, lam, n_eff, kind=self.preconditioner, eps=eps)
+        gram = None
         if self.precompute:
-            # one pass: H = K_nM^T K_nM (M × M, O(n M²) flops), then CG costs no data passes
-            H, KtY = self._gram_pass(X, Yc, M, sw, progress)
-            H += lam * n_eff * KMM
-            # form B^T H B once (O(M^3)); each CG step is then one M × M product
-            BHB = apply_Bt(H @ apply_B(np.eye(M)))
-            BHB = (BHB + BHB.T) / 2
-
-            def matvec(U):
-                return BHB @ U
-
+            # one pass: K_nMᵀ K_nM (M × M, O(n M²) flops), then CG touches no data
+            gram, KtY = self._gram_pass(X, Yc, M, sw, progress)
         else:
             KtY = self._knm_t_y(X, Yc, progress)
-
-            def matvec(U):
-                V = apply_B(U)
-                return apply_Bt(self._knm_t_knm(X, V, sw, progress) + lam * n_eff * (KMM @ V))
-
         if not np.isfinite(KtY).all():
             raise ValueError(
                 f"the kernel {self.kernel_!r} gives NaN or infinity between X and the centres "
                 "(X too large in magnitude for this kernel?); rescale X."
             )
-        rhs = apply_Bt(KtY)
-
-        user_cb = callback
-        coef_cb = None
-        if user_cb is not None:
-
-            def coef_cb(it, beta, res):  # report the coefficients α = B β, not β
-                user_cb(it, apply_B(beta), res)
-
-        beta, history = _conjugate_gradient(
-            matvec, rhs, int(self.max_iter), float(self.tol), coef_cb
+        result = solvers.falkon_solve(
+            precond,
+            lambda V: self._knm_t_knm(X, V, sw, progress),
+            KtY,
+            lam,
+            n_eff,
+            max_iter=int(self.max_iter),
+            tol=float(self.tol),
+            callback=callback,
+            gram=gram,
+            eps=eps,
         )
-        # CG's residual is a recursion that round-off can carry away from the truth (a nearly
-        # singular K_MM does); one more product measures the real one.
-        true = rhs - matvec(beta)
-        rnorm = np.linalg.norm(rhs, axis=0)
-        self.residual_ = float(
-            np.max(np.linalg.norm(true, axis=0) / np.where(rnorm > 0, rnorm, 1.0))
-        )
-        # The product itself runs in the blocks' dtype, so the measured residual is only good
-        # to about √ε of it; beyond that and 100× what the recursion claims, CG has drifted.
-        floor = 10 * math.sqrt(float(np.finfo(np.dtype(self.dtype)).eps))
-        if not self.residual_ <= max(100 * max(history[-1], self.tol), floor):
-            warnings.warn(
-                f"{type(self).__name__}: conjugate gradients drifted: the relative residual "
-                f"of the preconditioned system is {self.residual_:.3g} although the CG "
-                f"recursion reported {history[-1]:.3g}; round-off took over (K_MM is nearly "
-                "singular). Raise lam, use fewer centres or dtype='float64'.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        elif history[-1] > self.tol:
-            warnings.warn(
-                f"{type(self).__name__} did not reach tol={self.tol:g} in "
-                f"{len(history) - 1} conjugate-gradient iterations: relative residual of the "
-                f"preconditioned system {history[-1]:.3g}; raise max_iter (or tol).",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        self.dual_coef_ = apply_B(beta)
-        self.history_ = np.asarray(history)
-        self.n_iter_ = len(history) - 1
-        self.n_components_ = M
-        self._finish_progress(progress)
-        return self
+        return {"centers": centers, "y_mean": y_mean, "alpha": result.alpha, "result": result}
 
     def _finish_progress(self, progress):
         if self.verbose is None:  # verbose=True has printed every iteration already
@@ -987,20 +823,18 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
             def matvec(V):  # (ZᵀZ − n z̄z̄ᵀ + λI) V, the centring as a rank-one term
                 return G @ V - n * np.outer(zbar, zbar @ V) + lam * V
 
-            diag = G.diagonal() - n * zbar**2 + lam
-            W, history = preconditioned_cg(matvec, c, diag, tol=self.tol, max_iter=self.max_iter)
-            self.history_ = history
-            if history[-1] > self.tol:
-                warnings.warn(
-                    f"block-Jacobi CG stopped after {len(history) - 1} iterations with "
-                    f"relative residual {history[-1]:.2e} > tol = {self.tol:g}; raise max_iter "
-                    "or lam.",
-                    ConvergenceWarning,
-                    stacklevel=4,
-                )
+            diag = (G.diagonal() - n * zbar**2 + lam)[:, None]
+            result = solvers.block_cg(
+                matvec, c, preconditioner=lambda R: R / diag, max_iter=self.max_iter, tol=self.tol
+            )
+            solvers.warn_unconverged(
+                "StreamingFeatureRidge (block-Jacobi CG)", result, self.tol, stacklevel=4
+            )
+            W, self.history_, self.n_iter_ = result.x, np.asarray(result.history), result.n_iter
         else:
             G = self._ZtZ - n * np.outer(zbar, zbar)
             W = solve_regularized_psd(G, c, lam, overwrite_a=True, name="Z_cᵀZ_c")
+            self.history_, self.n_iter_ = None, 0
         b = ybar - zbar @ W
         if self._single_output:
             return W[:, 0], float(b[0])

@@ -17,6 +17,7 @@ from kernelcourse import kernels as kn
 from kernelcourse.features import Nystroem, RandomFourierFeatures
 from kernelcourse.ridge import KernelRidge
 from kernelcourse.scale import NystroemKRR, NystroemKRRClassifier
+from kernelcourse.solvers import NotPositiveDefiniteError, cholesky_jitter
 
 xs = pytest.importorskip("array_api_strict")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -250,17 +251,17 @@ def test_not_positive_definite_warns_and_solves(dispatch):
 
 
 # -- the shim ----------------------------------------------------------------------------------
-def test_cholesky_upper_adds_the_smallest_jitter_that_works():
+def test_cholesky_jitter_adds_the_smallest_jitter_that_works():
     rng = np.random.default_rng(1)
     B = rng.normal(size=(6, 3))
     A = B @ B.T  # rank 3: needs a jitter
-    T, shift = aa.cholesky_upper(xs.asarray(A), xs, "A")
+    T, shift = cholesky_jitter(xs.asarray(A), xp=xs, name="A")
     T = aa.to_numpy(T)
     assert shift > 0
     np.testing.assert_allclose(T.T @ T, A + shift * np.eye(6), atol=1e-12)
     assert np.allclose(T, np.triu(T))
-    with pytest.raises(ValueError, match="A is not positive definite"):
-        aa.cholesky_upper(xs.asarray(-1e9 * np.eye(3)), xs, "A")
+    with pytest.raises(NotPositiveDefiniteError, match="A is not positive definite"):
+        cholesky_jitter(xs.asarray(-1e9 * np.eye(3)), xp=xs, name="A")
 
 
 @pytest.mark.parametrize("transpose", [False, True])

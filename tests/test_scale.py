@@ -287,7 +287,7 @@ def test_huge_inputs_raise_naming_the_kernel():
 
 def test_conjugate_gradient_refuses_a_negative_operator():
     H = -np.diag([1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match="matvec is not positive definite"):
+    with pytest.raises(ValueError, match="operator is not positive definite"):
         conjugate_gradient(lambda v: H @ v, np.ones(3))
 
 
