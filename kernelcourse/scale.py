@@ -428,10 +428,14 @@ class _BaseNystroemKRR(BaseEstimator):
         if xp is not None:
             X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
             return devices.nystroem_krr_decision(self, X, xp)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        X = X.astype(self.dtype, copy=False)
+        # Predictions in float64 whatever ``dtype``: float32 products depend on how many rows
+        # share a block, and a point's score should not depend on the points next to it.
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        centers = self.centers_.astype(np.float64, copy=False)
+        rows = self._block_rows(len(centers))
         out = np.empty((len(X), self.dual_coef_.shape[1]))
-        for start, Kb in self._kernel_blocks(X):
+        for start in range(0, len(X), rows):
+            Kb = self.kernel_(X[start : start + rows], centers)
             out[start : start + len(Kb)] = Kb @ self.dual_coef_ + self.y_mean_
         return out
 

@@ -120,9 +120,10 @@ def block_cg(
         ``callback(iteration, X, relative_residual)`` after every iteration.
     eps : float or None
         The relative precision of ``matvec`` (float32 products: 1.2e-7); None means the
-        machine epsilon of B. A column whose :math:`p^T H p \le 10\,\varepsilon\|p\|\|Hp\|`
-        stops there (breakdown at round-off level); :math:`p^T H p < -\sqrt\varepsilon
-        \|p\|\|Hp\|` raises :class:`NotPositiveDefiniteError`.
+        machine epsilon of B. With :math:`\|H\|` estimated from below by the largest
+        :math:`\|Hp\|/\|p\|` seen, a column whose :math:`p^T H p \le 10\sqrt n\,\varepsilon
+        \|H\|\|p\|^2` stops there (breakdown at round-off level), and :math:`p^T H p <
+        -\sqrt\varepsilon\,\|H\|\|p\|^2` raises :class:`NotPositiveDefiniteError`.
 
     Returns
     -------
@@ -141,6 +142,8 @@ def block_cg(
     best_X, best_res = X, res
     frozen = xp.zeros(res.shape, dtype=xp.bool)
     history = [float(xp.max(res))]
+    norm_H = 0.0
+    roundoff = 10 * eps * math.sqrt(B.shape[0])
     status = "max_iter"
     it = 0
     while it < max_iter:
@@ -150,17 +153,21 @@ def block_cg(
         it += 1
         HP = matvec(P)
         pHp = xp.sum(P * HP, axis=0)
-        scale = _colnorm(P, xp) * _colnorm(HP, xp)
+        pp = xp.sum(P * P, axis=0)
+        # ‖H‖ from below (the largest ‖Hp‖/‖p‖ seen): round-off in pᵀHp is about ε‖H‖‖p‖²
+        ratio = _colnorm(HP, xp) / xp.sqrt(xp.where(pp > 0, pp, 1.0))
+        norm_H = max(norm_H, float(xp.max(ratio)))
+        scale = norm_H * pp
         bad = pHp < -math.sqrt(eps) * scale
         if bool(xp.any(bad)):
             j = int(xp.argmax(xp.astype(bad, xp.int64)))
             raise NotPositiveDefiniteError(
                 f"the operator is not positive definite: pᵀHp = {float(pHp[j]):.3g} < 0 for a "
-                f"search direction at iteration {it} (‖p‖‖Hp‖ = {float(scale[j]):.3g}); "
+                f"search direction at iteration {it} (‖H‖‖p‖² ≥ {float(scale[j]):.3g}); "
                 "conjugate gradients need a symmetric positive definite H."
             )
         # no curvature left above round-off: this column's recursion ends here
-        frozen = frozen | (pHp <= 10 * eps * scale)
+        frozen = frozen | (pHp <= roundoff * scale)
         live = ~frozen
         step = xp.where(live, rz / xp.where(live, pHp, 1.0), 0.0)
         X = X + step[None, :] * P
