@@ -71,11 +71,20 @@ def gram_block(kernel, X, Y=None, *, xp=None):
     xp = xp or aa.namespace_of(X) or np
     Z = X if Y is None else Y
     if isinstance(kernel, RBF):
+        gamma = kernel.gamma
+        if np.ndim(gamma) != 0:  # one γ_k per feature: γ = 1 on the inputs scaled by √γ_k
+            if X.shape[1] != len(gamma):
+                raise ValueError(
+                    f"gamma has {len(gamma)} entries (one per feature) but X has "
+                    f"{X.shape[1]} features."
+                )
+            root = aa.from_numpy(np.sqrt(gamma), xp, aa.device_of(X), X.dtype)
+            X, Z, gamma = X * root[None, :], Z * root[None, :], 1.0
         # −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖², clipped at 0 against round-off
         E = X @ Z.T
-        E *= 2.0 * kernel.gamma
-        E -= kernel.gamma * _sq_norms(X, xp)[:, None]
-        E -= kernel.gamma * _sq_norms(Z, xp)[None, :]
+        E *= 2.0 * gamma
+        E -= gamma * _sq_norms(X, xp)[:, None]
+        E -= gamma * _sq_norms(Z, xp)[None, :]
         return aa.exp_nonpositive(E, xp)
     if isinstance(kernel, Laplacian):
         # ℓ₁ distances one feature at a time: two n × m arrays instead of an n × m × d one

@@ -538,9 +538,10 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     kernel : str or Kernel, default="rbf"
         A name from :data:`kernelcourse.kernels.KERNEL_NAMES` or any kernel object (sums,
         products, scaled kernels, ...).
-    gamma : float > 0 or None, default=None
+    gamma : float > 0, array-like of shape (n_features,) or None, default=None
         γ of a named "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features, as
-        in scikit-learn. Must stay None when ``kernel`` is an object.
+        in scikit-learn. An array gives the RBF kernel one γ_k per feature. Must stay None
+        when ``kernel`` is an object.
     lam : float >= 0, default=1.0
         The ridge λ. scikit-learn's ``KernelRidge(alpha=λ)`` is the same model.
     kernel_params : dict or None, default=None
@@ -585,7 +586,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "kernel_params": [dict, None],
         "dtype": [type, np.dtype],

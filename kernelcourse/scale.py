@@ -151,7 +151,7 @@ _HOST_BLOCK_MB = 256
 class _BaseNystroemKRR(BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -455,8 +455,9 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     ----------
     kernel : str or Kernel, default="rbf"
         A name from :data:`kernelcourse.kernels.KERNEL_NAMES` or a kernel object.
-    gamma : float > 0 or None
-        γ of a named kernel; None means 1 / n_features.
+    gamma : float > 0, array-like of shape (n_features,) or None
+        γ of a named kernel; None means 1 / n_features. For the RBF kernel, an array gives
+        one :math:`\gamma_k` per feature (the ARD kernel of :class:`~kernelcourse.kernels.RBF`).
     lam : float > 0, default=1e-6
         Regularisation λ (per-sample scaling: the penalty is λ n αᵀK_MMα).
     n_components : int, default=500

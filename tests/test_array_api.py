@@ -442,3 +442,22 @@ def test_device_path_sample_weight_errors_name_it(dispatch):
         NystroemKRR().fit(xs.asarray(X), xs.asarray(y), sample_weight=-np.ones(40))
     with pytest.raises(ValueError, match="sample_weight"):
         NystroemKRR().fit(xs.asarray(X), xs.asarray(y), sample_weight=np.ones(39))
+
+
+def test_gram_block_with_one_gamma_per_feature(dispatch):
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(12, 3)), rng.normal(size=(7, 3))
+    kernel = kn.RBF([0.2, 1.5, 0.7])
+    got = devices.gram_block(kernel, xs.asarray(X), xs.asarray(Y), xp=xs)
+    np.testing.assert_allclose(aa.to_numpy(got), kernel(X, Y), atol=1e-12)
+    with pytest.raises(ValueError, match="gamma has 3 entries"):
+        devices.gram_block(kernel, xs.asarray(X[:, :2]), xs.asarray(Y[:, :2]), xp=xs)
+
+
+def test_nystroem_krr_with_one_gamma_per_feature_on_another_library(dispatch):
+    X, y, _ = data()
+    gamma = np.linspace(0.1, 0.5, X.shape[1])
+    kw = dict(gamma=gamma, lam=1e-3, n_components=40, **CONVERGED)
+    ref = NystroemKRR(**kw).fit(X, y)
+    got = NystroemKRR(**kw).fit(xs.asarray(X), xs.asarray(y))
+    np.testing.assert_allclose(aa.to_numpy(got.predict(xs.asarray(X))), ref.predict(X), atol=1e-8)

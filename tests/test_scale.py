@@ -421,3 +421,42 @@ def test_streaming_warns_for_data_dependent_map_on_small_first_block():
         warnings.simplefilter("error", UserWarning)
         StreamingFeatureRidge(Nystroem(n_components=10, random_state=0)).partial_fit(X, y)
         StreamingFeatureRidge(RandomFourierFeatures(n_components=40)).partial_fit(X[:5], y[:5])
+
+
+# -- a bandwidth per feature (ARD) ---------------------------------------------------------------
+def test_rbf_with_one_gamma_per_feature_equals_scalar_gamma_on_rescaled_inputs():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(30, 4)), rng.normal(size=(20, 4))
+    gamma = np.array([0.5, 2.0, 0.1, 1.0])
+    root = np.sqrt(gamma / 0.3)  # γ_k = 0.3 · root_k²
+    np.testing.assert_allclose(RBF(gamma)(X, Y), RBF(0.3)(X * root, Y * root), atol=1e-13)
+    np.testing.assert_allclose(RBF(gamma)(X), RBF(0.3)(X * root), atol=1e-13)
+    np.testing.assert_allclose(RBF(np.full(4, 0.7))(X, Y), RBF(0.7)(X, Y), atol=1e-13)
+
+
+def test_nystroem_krr_with_one_gamma_per_feature_equals_rescaled_fit():
+    X, y = data()
+    gamma = np.linspace(0.05, 0.5, X.shape[1])
+    kw = dict(lam=1e-3, n_components=40, max_iter=50, tol=1e-10, random_state=0)
+    ard = NystroemKRR(gamma=gamma, **kw).fit(X, y)
+    scaled = NystroemKRR(gamma=1.0, **kw).fit(X * np.sqrt(gamma), y)
+    np.testing.assert_allclose(ard.predict(X), scaled.predict(X * np.sqrt(gamma)), atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "gamma, error",
+    [
+        ([1.0, 2.0], ValueError),  # two entries for five features
+        ([1.0, -2.0, 1.0, 1.0, 1.0], ValueError),
+        ([1.0, 0.0, 1.0, 1.0, 1.0], ValueError),
+        ([1.0, np.nan, 1.0, 1.0, 1.0], ValueError),
+        (np.ones((5, 1)), ValueError),
+        (-1.0, ValueError),
+        (np.nan, ValueError),
+    ],
+)
+def test_bad_per_feature_gamma_is_refused_naming_gamma(gamma, error):
+    X, y = data()
+    assert X.shape[1] == 5
+    with pytest.raises(error, match="gamma"):
+        NystroemKRR(gamma=gamma, n_components=10).fit(X, y)

@@ -159,8 +159,9 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     ----------
     kernel : str or Kernel, default="rbf"
         One of ``kernelcourse.kernels.KERNEL_NAMES`` or a :class:`~kernelcourse.kernels.Kernel`.
-    gamma : float > 0 or None, default=None
-        γ of the "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features.
+    gamma : float > 0, array-like of shape (n_features,) or None, default=None
+        γ of the "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features. An
+        array gives the RBF kernel one γ_k per feature.
     n_components : int >= 1, default=100
         Number m of landmarks. If m > N, m = N is used (with a warning).
     rank : int >= 1 or None, default=None
@@ -225,7 +226,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "sampling": [StrOptions({"uniform", "leverage"})],
