@@ -89,12 +89,12 @@ FULL = {
         "feature_groups": covertype_feature_groups(),
         "min_gain": 5e-4,
     },
-    "binning": {"tol": 1e-3, "maxiter": 30},
+    "binning": {"tol": 1e-3, "max_iter": 30},
     "rff_gamma_grid": [0.01, 0.02, 0.05, 0.1, 0.2, 0.5],
     "rff_gamma_subset": 100_000,
     "rff_gamma_components": 2000,
     "rff": {"n_components": 4000, "lam": 1e-6, "block_size": 10_000},
-    "falkon": {"n_centers": 4000, "maxiter": 20},
+    "falkon": {"n_components": 4000, "max_iter": 20},
     "svm": {"n_components": 300, "C": 1.0},
     "sgd": {
         "loss": "hinge",
@@ -114,12 +114,12 @@ SMOKE = {
         "feature_groups": {"x0": [0], "x1": [1], "x2 to x5": [2, 3, 4, 5]},
         "min_gain": 5e-4,
     },
-    "binning": {"tol": 1e-3, "maxiter": 40},
+    "binning": {"tol": 1e-3, "max_iter": 40},
     "rff_gamma_grid": [0.1, 0.3],
     "rff_gamma_subset": 400,
     "rff_gamma_components": 50,
     "rff": {"n_components": 100, "lam": 1e-6, "block_size": 200},
-    "falkon": {"n_centers": 60, "maxiter": 10},
+    "falkon": {"n_components": 60, "max_iter": 10},
     "svm": {"n_components": 50, "C": 1.0},
     "sgd": {
         "loss": "hinge",
@@ -165,7 +165,7 @@ def accuracy(pred, y):
     return float(np.mean(np.sign(pred) == y))
 
 
-def _binning_model(gamma, n_grids, lam, tol, maxiter):
+def _binning_model(gamma, n_grids, lam, tol, max_iter):
     from kernelcourse.features import RandomBinningFeatures
     from kernelcourse.ridge import FeatureRidge
 
@@ -173,7 +173,7 @@ def _binning_model(gamma, n_grids, lam, tol, maxiter):
         RandomBinningFeatures(gamma=gamma, n_grids=n_grids, random_state=SEED),
         lam=lam,
         tol=tol,
-        maxiter=maxiter,
+        max_iter=max_iter,
     )
 
 
@@ -314,13 +314,16 @@ def make_model(method, n_train, settings, choices):
         feats = RandomFourierFeatures(
             gamma=gamma, n_components=r["n_components"], random_state=SEED
         )
-        return StreamingFeatureRidge(feats, lam=r["lam"], block_size=r["block_size"])
+        # the stored λ is per sample (λ n ‖w‖²); the estimator penalises λ‖w‖²
+        return StreamingFeatureRidge(
+            feats, lam=r["lam"] * n_train, fit_intercept=True, block_size=r["block_size"]
+        )
     if method == "nystroem_falkon":
         return NystroemKRRClassifier(
             gamma=gamma,
             lam=1.0 / np.sqrt(n_train),  # Rudi, Carratino & Rosasco (2017), theorem 3
             precompute=True,
-            dtype="float32",
+            dtype=np.float32,
             random_state=SEED,
             **settings["falkon"],
         )

@@ -11,8 +11,6 @@ Everything that the standard does not define, or defines in a way that costs mem
 estimators cannot spare, is in this one module, with a generic fallback for any compliant
 library:
 
-* :func:`cholesky_upper` — Cholesky with the smallest diagonal jitter that succeeds, in place
-  where the library allows it;
 * :func:`solve_triangular` — triangular solves (the standard has only a general ``solve``);
 * :func:`add_to_diagonal` — A + cI without a second n × n array where the library allows it,
   and :func:`exp_nonpositive` — the RBF block's clip-and-exponentiate pass in place;
@@ -24,8 +22,6 @@ library:
 """
 
 from __future__ import annotations
-
-import math
 
 import array_api_compat
 import numpy as np
@@ -43,7 +39,6 @@ __all__ = [
     "block_rows",
     "add_to_diagonal",
     "exp_nonpositive",
-    "cholesky_upper",
     "solve_triangular",
     "synchronize",
 ]
@@ -192,14 +187,15 @@ def free_memory(xp, device):
     return None
 
 
-def block_rows(row_bytes, block_memory, *, xp, device, resident=0, default_mb=256, what="X"):
-    """Rows of a block of ``row_bytes`` bytes per row that fit the block budget.
+def block_rows(row_bytes, block_size, *, xp, device, resident=0, default_mb=256, what="X"):
+    """Rows per block: ``block_size`` when given, else as many rows of ``row_bytes`` bytes as
+    fit the default budget.
 
-    The budget is ``block_memory`` MB; None means ``default_mb`` on the host and half the
-    device's free memory (after ``resident`` bytes that the caller is about to allocate) on an
-    accelerator. A budget that cannot hold one row, or that exceeds what the device has free,
-    raises a ValueError naming ``block_memory`` before any work starts, instead of an
-    out-of-memory error in the middle of a fit.
+    The default budget is ``default_mb`` MB on the host and half the device's free memory
+    (after ``resident`` bytes that the caller is about to allocate) on an accelerator. A
+    ``block_size`` whose rows exceed what the device has free raises a ValueError naming
+    ``block_size`` before any work starts, instead of an out-of-memory error in the middle of
+    a fit.
     """
     free = free_memory(xp, device)
     available = None if free is None else free - resident
@@ -207,27 +203,20 @@ def block_rows(row_bytes, block_memory, *, xp, device, resident=0, default_mb=25
         raise ValueError(
             f"the device {device} has {free / _MB:.0f} MB free, not enough for the "
             f"{resident / _MB:.0f} MB of resident arrays plus one row ({row_bytes / _MB:.2f} MB) "
-            f"of a block of {what}; no block_memory fits. Reduce n_centers (M) or free "
+            f"of a block of {what}; no block_size fits. Reduce n_components (M) or free "
             "device memory."
         )
-    if block_memory is None:
+    if block_size is None:
         budget = default_mb * _MB if available is None else available // 2
-    else:
-        budget = block_memory * _MB
-        if available is not None and budget > available:
-            raise ValueError(
-                f"block_memory={block_memory:g} MB does not fit: the device {device} has "
-                f"{available / _MB:.0f} MB free after {resident / _MB:.0f} MB of resident "
-                "arrays. Lower block_memory (or leave it None to size blocks from the free "
-                "memory)."
-            )
-    if budget < row_bytes:
+        return max(1, int(budget // row_bytes))
+    if available is not None and block_size * row_bytes > available:
         raise ValueError(
-            f"block_memory={budget / _MB:g} MB cannot hold one row of a block of {what} "
-            f"({row_bytes / _MB:.3f} MB per row); raise block_memory to at least "
-            f"{math.ceil(row_bytes / _MB)}."
+            f"block_size={block_size} rows of {what} ({block_size * row_bytes / _MB:.0f} MB) "
+            f"do not fit: the device {device} has {available / _MB:.0f} MB free after "
+            f"{resident / _MB:.0f} MB of resident arrays. Lower block_size (or leave it None "
+            "to size blocks from the free memory)."
         )
-    return int(budget // row_bytes)
+    return int(block_size)
 
 
 def exp_nonpositive(E, xp):
@@ -272,32 +261,6 @@ def _cholesky_lower(A, xp):
         raise
     # some libraries (CuPy) return NaN instead of raising
     return L if bool(xp.all(xp.isfinite(xp.linalg.diagonal(L)))) else None
-
-
-def cholesky_upper(A, xp, name):
-    r"""Upper factor T with :math:`T^T T = A + sI` for the smallest shift
-    :math:`s = \varepsilon M \max(1, \max_i A_{ii})\cdot 100^k` that succeeds (k ≤ 11), and s.
-
-    ``A`` may be modified (the shift is added in place where the library allows it). Raises
-    a ValueError naming ``name`` when no shift up to :math:`10^{22}\varepsilon M` works.
-    """
-    M = A.shape[0]
-    eps = float(xp.finfo(A.dtype).eps)
-    shift = eps * M * max(1.0, float(xp.max(xp.linalg.diagonal(A))))
-    added = 0.0
-    for _ in range(12):
-        B = add_to_diagonal(A, shift - added, xp)
-        added = shift
-        L = _cholesky_lower(B, xp)
-        if L is not None:
-            return L.T, shift
-        if B is not A:  # a copy: keep A unshifted
-            added = 0.0
-        shift *= 100
-    raise ValueError(
-        f"{name} is not positive definite even after adding {shift / 100:.1e}·I; is the "
-        "kernel positive semidefinite?"
-    )
 
 
 def solve_triangular(T, B, xp, *, upper=True, transpose=False):

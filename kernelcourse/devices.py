@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from . import _array_api as aa
+from . import solvers
 from .kernels import (
     RBF,
     Cosine,
@@ -40,7 +41,7 @@ from .kernels import (
     Sum,
 )
 
-__all__ = ["gram_block", "conjugate_gradient", "falkon_solve"]
+__all__ = ["gram_block", "nystroem_krr_fit"]
 
 
 # -- kernel blocks ---------------------------------------------------------------------------------
@@ -70,11 +71,20 @@ def gram_block(kernel, X, Y=None, *, xp=None):
     xp = xp or aa.namespace_of(X) or np
     Z = X if Y is None else Y
     if isinstance(kernel, RBF):
+        gamma = kernel.gamma
+        if np.ndim(gamma) != 0:  # one γ_k per feature: γ = 1 on the inputs scaled by √γ_k
+            if X.shape[1] != len(gamma):
+                raise ValueError(
+                    f"gamma has {len(gamma)} entries (one per feature) but X has "
+                    f"{X.shape[1]} features."
+                )
+            root = aa.from_numpy(np.sqrt(gamma), xp, aa.device_of(X), X.dtype)
+            X, Z, gamma = X * root[None, :], Z * root[None, :], 1.0
         # −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖², clipped at 0 against round-off
         E = X @ Z.T
-        E *= 2.0 * kernel.gamma
-        E -= kernel.gamma * _sq_norms(X, xp)[:, None]
-        E -= kernel.gamma * _sq_norms(Z, xp)[None, :]
+        E *= 2.0 * gamma
+        E -= gamma * _sq_norms(X, xp)[:, None]
+        E -= gamma * _sq_norms(Z, xp)[None, :]
         return aa.exp_nonpositive(E, xp)
     if isinstance(kernel, Laplacian):
         # ℓ₁ distances one feature at a time: two n × m arrays instead of an n × m × d one
@@ -123,15 +133,6 @@ def _xp_float(xp, name_or_dtype):
 
 
 # -- random Fourier features -----------------------------------------------------------------------
-def move_fitted(est, names, xp, device, dtype):
-    """Replace the numpy attributes ``names`` of ``est`` by arrays of ``xp`` on ``device``."""
-    for name in names:
-        value = getattr(est, name)
-        if isinstance(value, np.ndarray):
-            kind = value.dtype.kind
-            setattr(est, name, aa.from_numpy(value, xp, device, dtype if kind == "f" else None))
-
-
 def fourier_transform(est, X, xp):
     r""":meth:`RandomFourierFeatures.transform` on X of any array library:
     :math:`\text{scale}\cdot\cos(X\Omega^T + b)` in the compute dtype (xp's cosine)."""
@@ -198,26 +199,29 @@ def _pinv_sqrt(K_hat, rank, eps, xp):
     return evals_r, normalization, {"n_keep": n_keep, "tol": tol, "cond": cond, "m": m}
 
 
-def fit_on_host(est, X, xp, names, *, whole):
-    """Fit ``est`` with its numpy code on a host copy of X, then move the fitted arrays
-    ``names`` to X's library and device (float ones in float64 where supported).
+def host_copy(X, *, whole):
+    """A host numpy copy of X, or of its first row only (``whole=False``) for fits whose work
+    is drawing random numbers and which need only the number of features."""
+    return aa.to_numpy(X if whole else X[:1, :])
 
-    For fits whose work is drawing random numbers (Ω and b need only the number of features:
-    ``whole=False`` copies one row) or that are cheap next to moving X (leverage scores).
-    """
-    from sklearn.utils.validation import validate_data
 
-    X = validate_data(est, X, dtype=[xp.float64, xp.float32])
-    device = aa.device_of(X)
-    type(est).fit(est, aa.to_numpy(X if whole else X[:1, :]))
-    move_fitted(est, names, xp, device, aa.max_float(xp, device))
-    return est
+def to_device(values, xp, device):
+    """The numpy arrays among ``values`` (a dict of fitted attributes) as arrays of ``xp`` on
+    ``device``, floating ones in float64 where the device supports it; a new dict."""
+    dtype = aa.max_float(xp, device)
+    out = {}
+    for name, value in values.items():
+        if isinstance(value, np.ndarray):
+            value = aa.from_numpy(value, xp, device, dtype if value.dtype.kind == "f" else None)
+        out[name] = value
+    return out
 
 
 def nystroem_fit(est, X, xp, rng, kernel, warning):
     """:meth:`Nystroem.fit` with uniform landmarks on X of any array library: the landmarks
     are drawn on the host as on the numpy path, K̂ is formed and eigen-decomposed on X's
-    device. ``warning`` is the class of the rank-deficiency warning."""
+    device. ``warning`` is the class of the rank-deficiency warning. Returns the fitted
+    attributes as a dict (``est`` is only read)."""
     n = X.shape[0]
     m = est.n_components
     if m > n:
@@ -237,14 +241,15 @@ def nystroem_fit(est, X, xp, rng, kernel, warning):
     evals, normalization, info = _pinv_sqrt(K_hat, est.rank, eps, xp)
     if info["n_keep"] < m:
         warnings.warn(rank_deficiency_message(m, info), warning, stacklevel=3)
-    est.kernel_ = kernel
-    est.components_ = basis
-    est.component_indices_ = aa.from_numpy(indices, xp, device)
-    est.eigenvalues_ = evals
-    est.normalization_ = xp.astype(normalization, X.dtype)
-    est.rank_ = evals.shape[0]
-    est._n_features_out = est.rank_
-    return est
+    return {
+        "kernel_": kernel,
+        "components_": basis,
+        "component_indices_": aa.from_numpy(indices, xp, device),
+        "eigenvalues_": evals,
+        "normalization_": xp.astype(normalization, X.dtype),
+        "rank_": evals.shape[0],
+        "_n_features_out": evals.shape[0],
+    }
 
 
 def nystroem_transform(est, X, xp):
@@ -322,159 +327,50 @@ def kernel_ridge_predict(kernel, X, X_fit, alpha, xp):
 
 
 # -- FALKON ----------------------------------------------------------------------------------------
-def conjugate_gradient(matvec, B, xp, *, maxiter=20, tol=1e-7, callback=None):
-    r"""Array-API twin of :func:`kernelcourse.scale.conjugate_gradient` for an (M, k) right-hand
-    side B: one CG recursion per column, one ``matvec`` per iteration for all of them.
-
-    Returns the solution and the list of relative residuals
-    :math:`\max_j \|b_j - H x_j\| / \|b_j\|` (``history[0] = 1``).
-    """
-    X = xp.zeros_like(B)
-    R = B
-    P = R
-    bnorm = xp.sqrt(xp.sum(B * B, axis=0))
-    bnorm = xp.where(bnorm == 0, 1.0, bnorm)
-    rs = xp.sum(R * R, axis=0)
-    history = [float(xp.max(xp.sqrt(rs) / bnorm))]
-    for it in range(1, maxiter + 1):
-        if history[-1] <= tol:
-            break
-        HP = matvec(P)
-        pHp = xp.sum(P * HP, axis=0)
-        # a column that has converged exactly has p = 0; keep it where it is
-        step = xp.where(pHp > 0, rs / xp.where(pHp > 0, pHp, 1.0), 0.0)
-        X = X + step[None, :] * P
-        R = R - step[None, :] * HP
-        rs_new = xp.sum(R * R, axis=0)
-        beta = xp.where(rs > 0, rs_new / xp.where(rs > 0, rs, 1.0), 0.0)
-        P = R + beta[None, :] * P
-        rs = rs_new
-        history.append(float(xp.max(xp.sqrt(rs) / bnorm)))
-        if callback is not None:
-            callback(it, X, history[-1])
-    return X, history
-
-
-def falkon_solve(
-    make_KMM,
-    products,
-    rhs,
-    n,
-    lam,
-    xp,
-    *,
-    preconditioner="falkon",
-    maxiter=20,
-    tol=1e-7,
-    callback=None,
-    gram=None,
-):
-    r"""FALKON: solve :math:`(K_{nM}^T K_{nM} + \lambda n K_{MM})\alpha = K_{nM}^T y` by
-    preconditioned conjugate gradient (Rudi, Carratino & Rosasco 2017, Alg. 1).
-
-    :math:`T = \operatorname{chol}(K_{MM})`, :math:`A = \operatorname{chol}(TT^T/M + \lambda I)`,
-    :math:`B = T^{-1}A^{-1}/\sqrt n`; CG runs on :math:`B^T H B \beta = B^T K_{nM}^T y` and
-    :math:`\alpha = B\beta`. The product :math:`\lambda n K_{MM} v` is taken as
-    :math:`\lambda n T^T(Tv)`, so K_MM itself need not be kept (its memory is reused).
-
-    Parameters
-    ----------
-    make_KMM : callable
-        ``make_KMM()`` returns :math:`K_{MM}` in the preconditioner dtype (float64 where
-        supported). It is called here so that no caller holds the M × M array: with the
-        FALKON preconditioner its memory is released once T is computed.
-    products : callable
-        ``products(V)`` = :math:`K_{nM}^T(K_{nM} V)`, one pass over the data; it receives and
-        returns (M, k) arrays of KMM's dtype. Unused when ``gram`` is given.
-    rhs : array (M, k)
-        :math:`K_{nM}^T (y - \bar y)`.
-    n : float
-        The number of points, or the sum of the sample weights for a weighted fit.
-    lam : float
-    gram : array (M, M) or None
-        :math:`K_{nM}^T K_{nM}` when it was accumulated in one pass (``precompute=True``).
-
-    Returns
-    -------
-    alpha : array (M, k)
-    history : list of float
-    """
-    KMM = make_KMM()
-    M = KMM.shape[0]
-    sqrt_n = math.sqrt(n)
-    if preconditioner == "falkon":
-        T, _ = aa.cholesky_upper(KMM, xp, "K_MM")
-        del KMM
-        TTt = T @ T.T
-        TTt /= M
-        A, _ = aa.cholesky_upper(aa.add_to_diagonal(TTt, lam, xp), xp, "T T^T / M + λI")
-        del TTt
-
-        def apply_B(U):  # B U = T⁻¹ A⁻¹ U / √n
-            return aa.solve_triangular(T, aa.solve_triangular(A, U, xp), xp) / sqrt_n
-
-        def apply_Bt(U):  # Bᵀ U = A⁻ᵀ T⁻ᵀ U / √n
-            inner = aa.solve_triangular(T, U, xp, transpose=True)
-            return aa.solve_triangular(A, inner, xp, transpose=True) / sqrt_n
-
-        def apply_KMM(V):
-            return T.T @ (T @ V)
-    else:
-
-        def apply_B(U):
-            return U / sqrt_n
-
-        apply_Bt = apply_B
-
-        def apply_KMM(V):
-            return KMM @ V
-
-    if gram is not None:
-        H = gram + (lam * n) * apply_KMM(xp.eye(M, dtype=gram.dtype, device=aa.device_of(gram)))
-        BHB = apply_Bt(H @ apply_B(xp.eye(M, dtype=H.dtype, device=aa.device_of(H))))
-        BHB = 0.5 * (BHB + BHB.T)
-
-        def matvec(U):
-            return BHB @ U
-    else:
-
-        def matvec(U):
-            V = apply_B(U)
-            return apply_Bt(products(V) + (lam * n) * apply_KMM(V))
-
-    coef_cb = None
-    if callback is not None:
-
-        def coef_cb(it, beta, res):  # report the coefficients α = B β, not β
-            callback(it, apply_B(beta), res)
-
-    beta, history = conjugate_gradient(
-        matvec, apply_Bt(rhs), xp, maxiter=maxiter, tol=tol, callback=coef_cb
-    )
-    return apply_B(beta), history
-
-
 def _falkon_memory(M, itemsize, pitem):
     """Bytes the preconditioner holds at its peak: K_MM in the block dtype, then T, TTᵀ and
     A in the preconditioner dtype."""
     return M * M * (itemsize + 3 * pitem)
 
 
-def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=None, progress=None):
+def nystroem_krr_fit(
+    kernel,
+    X,
+    Y,
+    xp,
+    center_indices,
+    *,
+    lam,
+    dtype,
+    sample_weight=None,
+    block_size=None,
+    precompute=False,
+    preconditioner="falkon",
+    max_iter=20,
+    tol=1e-7,
+    callback=None,
+    progress=None,
+):
     r"""The data part of :meth:`NystroemKRR.fit` on X of any array library: centres, y mean,
-    and FALKON with :math:`K_{nM}` blocks computed and consumed on X's device.
+    and FALKON (:func:`kernelcourse.solvers.falkon_solve`) with :math:`K_{nM}` blocks computed
+    and consumed on X's device.
 
     Y is an (n, k) array of the preconditioner dtype on X's device; ``center_indices`` are
     rows of X (distinct, chosen on the host as on the numpy path). ``sample_weight`` (a
     positive numpy vector, or None) gives the weighted system
-    :math:`(K_{nM}^T S K_{nM} + \lambda (	extstyle\sum s) K_{MM})lpha = K_{nM}^T S
-    (y - ar y_s)` of the numpy path. ``progress`` (a :class:`kernelcourse._progress.Progress`
-    or None) is asked for a line between blocks. Sets the fitted attributes ``centers_``,
-    ``center_indices_``, ``y_mean_``, ``dual_coef_``, ``history_``, ``n_iter_`` of ``est``.
+    :math:`(K_{nM}^T S K_{nM} + \lambda (\textstyle\sum s) K_{MM})\alpha = K_{nM}^T S
+    (y - \bar y_s)` of the numpy path. ``progress`` (a :class:`kernelcourse._progress.Progress`
+    or None) is asked for a line between blocks.
+
+    Returns
+    -------
+    dict
+        ``centers``, ``y_mean``, ``alpha`` (arrays on X's device) and ``result`` (the
+        :class:`~kernelcourse.solvers.FalkonResult`); the estimator keeps what it needs.
     """
     device = aa.device_of(X)
     pdtype = aa.max_float(xp, device)
-    dtype = _xp_float(xp, est.dtype)
+    dtype = _xp_float(xp, dtype)
     if dtype == xp.float64 and pdtype == xp.float32:
         dtype = xp.float32  # the device has no float64
     X = xp.astype(X, dtype)
@@ -494,12 +390,11 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=N
         n_eff = float(np.sum(sample_weight))
         y_mean = xp.sum(sw[:, None] * Y, axis=0) / n_eff
         Yc = (Y - y_mean[None, :]) * sw[:, None]
-    lam = float(est.lam)
-    resident = _falkon_memory(M, itemsize, pitem) + (M * M * pitem if est.precompute else 0)
+    resident = _falkon_memory(M, itemsize, pitem) + (M * M * pitem if precompute else 0)
     # a block of K_nM, its distance temporaries and (precompute) its float64 copy
-    row_bytes = M * (2 * itemsize + (pitem if est.precompute else 0))
+    row_bytes = M * (2 * itemsize + (pitem if precompute else 0))
     rows = aa.block_rows(
-        row_bytes, est.block_memory, xp=xp, device=device, resident=resident, what="K_nM"
+        row_bytes, block_size, xp=xp, device=device, resident=resident, what="K_nM"
     )
 
     def blocks():
@@ -507,7 +402,7 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=N
             if progress and progress.due():  # a pass over a large X can itself take minutes
                 progress.report(f"pass over the data: {start} of {n} rows")
             stop = min(start + rows, n)
-            yield start, stop, gram_block(est.kernel_, X[start:stop, :], centers, xp=xp)
+            yield start, stop, gram_block(kernel, X[start:stop, :], centers, xp=xp)
 
     def products(V):  # K_nMᵀ S K_nM V
         out = xp.zeros(V.shape, dtype=pdtype, device=device)
@@ -520,7 +415,7 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=N
         return out
 
     rhs = xp.zeros((M, Y.shape[1]), dtype=pdtype, device=device)
-    gram = xp.zeros((M, M), dtype=pdtype, device=device) if est.precompute else None
+    gram = xp.zeros((M, M), dtype=pdtype, device=device) if precompute else None
     for start, stop, Kb in blocks():
         rhs += xp.astype(Kb.T @ xp.astype(Yc[start:stop, :], dtype), pdtype)
         if gram is not None:
@@ -529,26 +424,29 @@ def nystroem_krr_fit(est, X, Y, xp, center_indices, callback, *, sample_weight=N
                 gram += Kp.T @ Kp
             else:
                 gram += Kp.T @ (Kp * sw[start:stop, None])
-    alpha, history = falkon_solve(
-        lambda: xp.astype(gram_block(est.kernel_, centers, xp=xp), pdtype),
+    eps = float(xp.finfo(dtype).eps)
+    precond = solvers.FalkonPreconditioner(
+        xp.astype(gram_block(kernel, centers, xp=xp), pdtype),
+        lam,
+        n_eff,
+        xp=xp,
+        kind=preconditioner,
+        eps=eps,
+    )
+    result = solvers.falkon_solve(
+        precond,
         products,
         rhs,
-        n_eff,
         lam,
-        xp,
-        preconditioner=est.preconditioner,
-        maxiter=est.maxiter,
-        tol=est.tol,
+        n_eff,
+        xp=xp,
+        max_iter=max_iter,
+        tol=tol,
         callback=callback,
         gram=gram,
+        eps=eps,
     )
-    est.center_indices_ = aa.from_numpy(center_indices, xp, device)
-    est.centers_ = centers
-    est.y_mean_ = y_mean
-    est.dual_coef_ = alpha
-    est.history_ = aa.from_numpy(np.asarray(history), xp, device, pdtype)
-    est.n_iter_ = len(history) - 1
-    est.n_centers_ = M
+    return {"centers": centers, "y_mean": y_mean, "alpha": result.alpha, "result": result}
 
 
 def nystroem_krr_decision(est, X, xp):
@@ -560,9 +458,7 @@ def nystroem_krr_decision(est, X, xp):
     alpha = est.dual_coef_
     M = est.centers_.shape[0]
     itemsize = 4 if dtype == xp.float32 else 8
-    rows = aa.block_rows(
-        M * (2 * itemsize + 8), est.block_memory, xp=xp, device=device, what="K_nM"
-    )
+    rows = aa.block_rows(M * (2 * itemsize + 8), est.block_size, xp=xp, device=device, what="K_nM")
     out = xp.empty((X.shape[0], alpha.shape[1]), dtype=alpha.dtype, device=device)
     for start in range(0, X.shape[0], rows):
         stop = min(start + rows, X.shape[0])

@@ -13,7 +13,7 @@ where it lives (on a ``dask.distributed`` worker) and only small results travel:
   :math:`K_{nM}^T(K_{nM}v)`: each chunk computes its block of :math:`K_{nM}` against the M
   centres, multiplies, and returns an M × k matrix; those are summed. The preconditioner
   (M × M) is built and applied on the client, with the same code as the array-API path
-  (:func:`kernelcourse.devices.falkon_solve`).
+  (:func:`kernelcourse.solvers.falkon_solve`).
 
 Results equal the in-memory estimators' up to round-off. Persist the data on the cluster
 (``X = X.persist()``) before fitting, so that the ~20 passes of FALKON read it from the
@@ -24,18 +24,18 @@ workers' memory instead of recomputing it. dask is an optional dependency
 from __future__ import annotations
 
 import copy
+import math
 
-import array_api_compat
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .devices import falkon_solve
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
 from .scale import NystroemKRR, ProgressPrinter, _is_fitted
+from .solvers import FalkonPreconditioner, falkon_solve, warn_unconverged
 
 __all__ = ["DaskFeatureRidge", "DaskNystroemKRR"]
 
@@ -95,9 +95,13 @@ def _per_chunk_sum(func, X, Y, shape):
 class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     r"""Ridge regression on an approximate feature map, fitted on a ``dask.array``.
 
-    The model of :class:`~kernelcourse.scale.StreamingFeatureRidge`,
+    The model of :class:`~kernelcourse.ridge.FeatureRidge` and
+    :class:`~kernelcourse.scale.StreamingFeatureRidge`,
 
-    .. math:: (Z_c^T Z_c + \lambda n I)\, w = Z_c^T (y - \bar y),
+    .. math:: (Z^T Z + \lambda I)\, w = Z^T y
+
+    (penalty λ‖w‖² on the sum of squared errors; with ``fit_intercept=True``, Z and y are
+    centred and the intercept is not penalized),
 
     from the per-chunk sums :math:`Z^TZ`, :math:`Z^Ty`, :math:`\sum z`, :math:`\sum y`
     (module docstring); a fit on chunks of b rows equals ``StreamingFeatureRidge`` with
@@ -109,8 +113,10 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         The feature map ψ: a fitted transformer is used as it is, an unfitted one is cloned
         and fitted on the first chunk of rows; None means
         ``RandomFourierFeatures(n_components=100)``.
-    lam : float > 0, default=1e-6
-        Ridge λ with per-sample scaling (penalty λ n ‖w‖²).
+    lam : float > 0, default=1.0
+        The ridge λ on the sum of squared errors (penalty λ‖w‖²).
+    fit_intercept : bool, default=False
+        Fit an unpenalized intercept.
     random_state : int, RandomState or None
         Seed for the default feature map.
 
@@ -127,9 +133,10 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     Lecture 000 (strategy ⑤: approximate features on the fly); Rahimi and Recht (2007).
     """
 
-    def __init__(self, features=None, *, lam=1e-6, random_state=None):
+    def __init__(self, features=None, *, lam=1.0, fit_intercept=False, random_state=None):
         self.features = features
         self.lam = lam
+        self.fit_intercept = fit_intercept
         self.random_state = random_state
 
     def fit(self, X, y):
@@ -156,9 +163,11 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         S = _per_chunk_sum(stats, X, Y, (D + 1, D + 1 + k))
         n = S[D, D]
         zbar, ybar = S[:D, D] / n, S[D, D + 1 :] / n
+        if not self.fit_intercept:
+            zbar, ybar = np.zeros_like(zbar), np.zeros_like(ybar)
         G = S[:D, :D] - n * np.outer(zbar, zbar)
         c = S[:D, D + 1 :] - n * np.outer(zbar, ybar)
-        G[np.diag_indices_from(G)] += self.lam * n
+        G[np.diag_indices_from(G)] += self.lam
         W = linalg.solve(G, c, assume_a="pos")
         b = ybar - zbar @ W
         self.n_samples_seen_ = int(round(n))
@@ -191,7 +200,7 @@ class DaskNystroemKRR(NystroemKRR):
     the same ``random_state``, so both choose the same rows); each CG iteration is one pass
     over the chunks, each returning :math:`K_{b M}^T (K_{bM} v)` (module docstring). With
     ``precompute=True`` one pass returns the chunks' :math:`K_{bM}^T K_{bM}` instead and CG
-    touches no data. ``block_memory`` does not apply: a chunk is a block.
+    touches no data. ``block_size`` does not apply: a chunk is a block.
 
     Attributes
     ----------
@@ -206,12 +215,12 @@ class DaskNystroemKRR(NystroemKRR):
         n, d = X.shape
         self._single_output = single
         self.n_features_in_ = d
-        M = self.n_centers
+        M = self.n_components
         if M > n:
             import warnings
 
             warnings.warn(
-                f"n_centers={M} > n_samples={n}; using all {n} points as centres.",
+                f"n_components={M} > n_samples={n}; using all {n} points as centres.",
                 UserWarning,
                 stacklevel=2,
             )
@@ -246,28 +255,45 @@ class DaskNystroemKRR(NystroemKRR):
         callback = self.callback
         if callback is None and self.verbose:
             callback = ProgressPrinter()
-        xp = array_api_compat.array_namespace(rhs)
-        alpha, history = falkon_solve(
-            lambda: np.asarray(kernel(centers), dtype=np.float64),
+        lam = float(self.lam)
+        eps = float(np.finfo(np.dtype(self.dtype)).eps)
+        precond = FalkonPreconditioner(
+            np.asarray(kernel(centers), dtype=np.float64),
+            lam,
+            n,
+            kind=self.preconditioner,
+            eps=eps,
+        )
+        result = falkon_solve(
+            precond,
             knm_t,
             rhs,
+            lam,
             n,
-            float(self.lam),
-            xp,
-            preconditioner=self.preconditioner,
-            maxiter=self.maxiter,
-            tol=self.tol,
+            max_iter=int(self.max_iter),
+            tol=float(self.tol),
             callback=callback,
             gram=gram,
+            eps=eps,
         )
         self.kernel_ = kernel
         self.center_indices_ = idx
         self.centers_ = centers
         self.y_mean_ = y_mean
-        self.dual_coef_ = alpha
-        self.history_ = np.asarray(history)
-        self.n_iter_ = len(history) - 1
-        self.n_centers_ = M
+        self.dual_coef_ = result.alpha
+        self.history_ = np.asarray(result.cg.history)
+        self.n_iter_ = result.cg.n_iter
+        self.residual_ = result.residual
+        self.n_components_ = M
+        floor = 10 * math.sqrt(eps)
+        warn_unconverged(
+            type(self).__name__,
+            result.cg,
+            self.tol,
+            measured=result.residual,
+            floor=floor,
+            quantity="relative residual of the preconditioned system",
+        )
         return self
 
     def predict(self, X):

@@ -28,11 +28,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _array_api, devices
+from . import _array_api, devices, solvers
 from ._array_api import namespace_of
 from ._progress import Progress
 from ._threads import single_blas_thread
@@ -46,7 +45,6 @@ __all__ = [
     "FeatureRidge",
     "solve_regularized_psd",
     "sparse_ridge_cg",
-    "preconditioned_cg",
 ]
 
 # Below this size a threaded Cholesky gains little, and on a busy machine its threads can wait
@@ -289,7 +287,7 @@ def sparse_ridge_cg(
     *,
     fit_intercept=False,
     tol=1e-4,
-    maxiter=200,
+    max_iter=200,
     warn=True,
     sample_weight=None,
     callback=None,
@@ -345,7 +343,7 @@ def sparse_ridge_cg(
     tol : float > 0, default=1e-4
         Stop when every relative residual :math:`\|\mathbf Z^T \mathbf y - \mathbf A
         \mathbf w\| / \|\mathbf Z^T \mathbf y\|` is at most tol.
-    maxiter : int >= 1, default=200
+    max_iter : int >= 1, default=200
     warn : bool, default=True
         Warn (``ConvergenceWarning``, naming the residual) when tol is not reached.
     sample_weight : array-like of shape (n,), optional
@@ -355,8 +353,7 @@ def sparse_ridge_cg(
         (the intercept's row and column weighted alike). The preconditioner stays the exact
         diagonal: the weighted cell counts :math:`\sum_{i \in \text{cell}} s_i / P`.
     callback : callable or None
-        Called as ``callback(iteration, relative_residual)`` after every CG iteration (see
-        :func:`preconditioned_cg`).
+        Called as ``callback(iteration, relative_residual)`` after every CG iteration.
 
     Returns
     -------
@@ -378,8 +375,8 @@ def sparse_ridge_cg(
         raise TypeError(f"Z must be a scipy.sparse matrix or BinCodes, got {type(Z).__name__}.")
     if not (isinstance(lam, numbers.Real) and lam > 0):
         raise ValueError(f"lam must be a positive number for the iterative solver, got {lam!r}.")
-    if not (isinstance(maxiter, numbers.Integral) and maxiter >= 1):
-        raise ValueError(f"maxiter must be an integer >= 1, got {maxiter!r}.")
+    if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
     if not (isinstance(tol, numbers.Real) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol!r}.")
     if callback is not None and not callable(callback):
@@ -426,66 +423,23 @@ def sparse_ridge_cg(
     rhs = rmatvec(SY)
     if fit_intercept:
         rhs = np.vstack([rhs, SY.sum(axis=0, keepdims=True)])
-    W, history = preconditioned_cg(A, rhs, diag, tol=tol, maxiter=maxiter, callback=callback)
-    if warn and history[-1] > tol:
-        warnings.warn(
-            f"block-Jacobi CG stopped after {len(history) - 1} iterations with relative "
-            f"residual ‖Zᵀy − (ZᵀZ + λI)w‖/‖Zᵀy‖ = {history[-1]:.2e} > tol = {tol:g}; raise "
-            "maxiter or lam.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+    diag = diag[:, None]
+    result = solvers.block_cg(
+        A,
+        rhs,
+        preconditioner=lambda R: R / diag,
+        max_iter=max_iter,
+        tol=tol,
+        callback=None if callback is None else (lambda it, X, res: callback(it, res)),
+    )
+    if warn:
+        solvers.warn_unconverged("sparse_ridge_cg (block-Jacobi CG)", result, tol)
+    W, history = result.x, np.asarray(result.history)
     b = W[D] if fit_intercept else np.zeros(W.shape[1])
     W = W[:D]
     if vector:
         return W[:, 0], float(b[0]), np.asarray(history)
     return W, b, history
-
-
-def preconditioned_cg(matvec, B, diag, *, tol=1e-4, maxiter=200, callback=None):
-    r"""Conjugate gradients for :math:`\mathbf A \mathbf X = \mathbf B` (A symmetric positive
-    definite, given as ``matvec``) preconditioned by the diagonal ``diag`` of a (block-)
-    diagonal :math:`\mathbf M`: the recursion of Saad (2003), algorithm 9.1, with
-    :math:`\mathbf z_k = \mathbf M^{-1} \mathbf r_k`. The k columns of B run their own step
-    sizes and share one call of ``matvec`` per iteration. ``callback(iteration,
-    relative_residual)``, when given, is called after each iteration (progress of long
-    solves).
-
-    Returns
-    -------
-    X : ndarray of shape (D, k)
-    history : ndarray
-        Largest relative residual :math:`\|\mathbf b_j - \mathbf A \mathbf x_j\| /
-        \|\mathbf b_j\|` after each iteration, 1 at the start.
-    """
-    B = np.asarray(B, dtype=np.float64)
-    diag = np.asarray(diag, dtype=np.float64)[:, None]
-    X = np.zeros_like(B)
-    R = B.copy()
-    norm = np.linalg.norm(B, axis=0)
-    norm[norm == 0] = 1.0
-    Zr = R / diag
-    Pdir = Zr.copy()
-    rz = np.einsum("ij,ij->j", R, Zr)
-    history = [float(np.max(np.linalg.norm(R, axis=0) / norm))]
-    for it in range(1, maxiter + 1):
-        if history[-1] <= tol:
-            break
-        AP = matvec(Pdir)
-        pAp = np.einsum("ij,ij->j", Pdir, AP)
-        # a column that has converged exactly has p = 0; keep it where it is
-        step = np.divide(rz, pAp, out=np.zeros_like(rz), where=pAp > 0)
-        X += step * Pdir
-        R -= step * AP
-        Zr = R / diag
-        rz_new = np.einsum("ij,ij->j", R, Zr)
-        beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
-        Pdir = Zr + beta * Pdir
-        rz = rz_new
-        history.append(float(np.max(np.linalg.norm(R, axis=0) / norm)))
-        if callback is not None:
-            callback(it, history[-1])
-    return X, np.asarray(history)
 
 
 class RidgeRegression(RegressorMixin, BaseEstimator):
@@ -610,15 +564,16 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     kernel : str or Kernel, default="rbf"
         A name from :data:`kernelcourse.kernels.KERNEL_NAMES` or any kernel object (sums,
         products, scaled kernels, ...).
-    gamma : float > 0 or None, default=None
+    gamma : float > 0, array-like of shape (n_features,) or None, default=None
         γ of a named "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features, as
-        in scikit-learn. Must stay None when ``kernel`` is an object.
+        in scikit-learn. An array gives the RBF kernel one γ_k per feature. Must stay None
+        when ``kernel`` is an object.
     lam : float >= 0, default=1.0
         The ridge λ. scikit-learn's ``KernelRidge(alpha=λ)`` is the same model.
     kernel_params : dict or None, default=None
         Further parameters of a named kernel (``degree``, ``coef0``, ``nu``, ``length_scale``,
         ``A``), passed to :func:`kernelcourse.kernels.resolve_kernel`.
-    dtype : {"float64", "float32"}, default="float64"
+    dtype : numpy.float64 or numpy.float32, default=numpy.float64
         Precision of the Gram matrix and its factorization. float32 halves the memory and
         roughly halves the time of the :math:`O(n^3)` factorization, at about 1e-7 relative
         round-off per entry (use it with a λ that keeps K + λI well conditioned). Predictions
@@ -677,13 +632,13 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "kernel_params": [dict, None],
-        "dtype": [StrOptions({"float64", "float32"})],
+        "dtype": [type, np.dtype],
     }
 
-    def __init__(self, kernel="rbf", *, gamma=None, lam=1.0, kernel_params=None, dtype="float64"):
+    def __init__(self, kernel="rbf", *, gamma=None, lam=1.0, kernel_params=None, dtype=np.float64):
         self.kernel = kernel
         self.gamma = gamma
         self.lam = lam
@@ -708,6 +663,10 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             ``KernelRidge``: with :math:`S = \\mathrm{diag}(s)`,
             :math:`\\alpha = S^{1/2}(S^{1/2} K S^{1/2} + \\lambda I)^{-1} S^{1/2} y`.
         """
+        if np.dtype(self.dtype) not in (np.float32, np.float64):
+            raise ValueError(
+                f"dtype must be numpy.float32 or numpy.float64, got {np.dtype(self.dtype)}."
+            )
         xp = namespace_of(X)
         if xp is not None:  # array-API input: K, its factor and α on X's device
             if sample_weight is not None:
@@ -715,7 +674,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
                     "sample_weight is not supported for array-API input; pass numpy arrays "
                     "to fit with weights."
                 )
-            dtype = getattr(xp, self.dtype)
+            dtype = getattr(xp, np.dtype(self.dtype).name)
             X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
             self.kernel_ = self._resolve(X.shape[1])
             y = xp.astype(_array_api.move(y, xp, _array_api.device_of(X)), dtype)
@@ -824,20 +783,22 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    transformer : Kernel, scikit-learn transformer or None, default=None
+    features : Kernel, scikit-learn transformer or None, default=None
         Where φ comes from: a kernel with a finite feature map (``Linear``, ``Polynomial``,
         their sums and products) uses :meth:`~kernelcourse.kernels.Kernel.feature_map`; a
         transformer (e.g. ``kernelcourse.features.RandomFourierFeatures``) is cloned and fitted
         on X; None means φ(x) = x.
     lam : float >= 0, default=1.0
-        The ridge λ.
+        The ridge λ on the sum of squared errors (penalty λ‖w‖²; the same convention as
+        :class:`~kernelcourse.scale.StreamingFeatureRidge` and
+        :class:`~kernelcourse.distributed.DaskFeatureRidge`).
     fit_intercept : bool, default=False
         Fit an unpenalized intercept on the features (False matches ``KernelRidge``).
     tol : float > 0, default=1e-4
         Sparse Φ only: relative residual at which :func:`sparse_ridge_cg` stops.
-    maxiter : int >= 1, default=200
+    max_iter : int >= 1, default=200
         Sparse Φ only: most conjugate-gradient iterations; a ``ConvergenceWarning`` names the
-        residual reached when tol was not (as ``maxiter`` of
+        residual reached when tol was not (as ``max_iter`` of
         :class:`~kernelcourse.scale.NystroemKRR`).
     verbose : None, bool or int >= 0, default=None
         Sparse Φ only: progress of conjugate gradients (iteration, relative residual,
@@ -848,7 +809,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    transformer_ : object
+    features_ : object
         The fitted feature map.
     ridge_ : RidgeRegression or None
         The primal ridge fitted on a dense Φ (None for a sparse Φ).
@@ -857,6 +818,8 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
     intercept_ : float or ndarray of shape (n_targets,)
     history_ : ndarray or None
         Sparse Φ: the relative CG residual after each iteration (None for a dense Φ).
+    n_iter_ : int
+        Conjugate-gradient iterations (0 for a dense Φ, solved directly).
     n_features_in_ : int
 
     See Also
@@ -891,29 +854,29 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "transformer": [Kernel, HasMethods(["fit", "transform"]), None],
+        "features": [Kernel, HasMethods(["fit", "transform"]), None],
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "verbose": ["verbose", None],
     }
 
     def __init__(
         self,
-        transformer=None,
+        features=None,
         *,
         lam=1.0,
         fit_intercept=False,
         tol=1e-4,
-        maxiter=200,
+        max_iter=200,
         verbose=None,
     ):
-        self.transformer = transformer
+        self.features = features
         self.lam = lam
         self.fit_intercept = fit_intercept
         self.tol = tol
-        self.maxiter = maxiter
+        self.max_iter = max_iter
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -940,21 +903,21 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         )
         sw = check_weights(sample_weight, X)
         Phi = None
-        if self.transformer is None:
-            self.transformer_ = None
-        elif isinstance(self.transformer, Kernel):
-            if not self.transformer.has_finite_features:
+        if self.features is None:
+            self.features_ = None
+        elif isinstance(self.features, Kernel):
+            if not self.features.has_finite_features:
                 raise ValueError(
-                    f"transformer {self.transformer!r} has no finite feature map; use "
-                    "KernelRidge for it, or random features / Nystroem as the transformer."
+                    f"features {self.features!r} has no finite feature map; use "
+                    "KernelRidge for it, or random features / Nystroem as the features."
                 )
-            self.transformer_ = _KernelFeatures(self.transformer)
-        elif hasattr(self.transformer, "fit_transform_codes") and not sp.issparse(X):
+            self.features_ = _KernelFeatures(self.features)
+        elif hasattr(self.features, "fit_transform_codes") and not sp.issparse(X):
             # random binning: iterate on the cell indices, never on a CSR matrix
-            self.transformer_ = clone(self.transformer)
-            Phi = self.transformer_.fit_transform_codes(X)
+            self.features_ = clone(self.features)
+            Phi = self.features_.fit_transform_codes(X)
         else:
-            self.transformer_ = clone(self.transformer).fit(X, y)
+            self.features_ = clone(self.features).fit(X, y)
         if Phi is None:
             Phi = self._features(X)
         if sp.issparse(Phi) or hasattr(Phi, "rmatvec"):
@@ -977,7 +940,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                 float(self.lam),
                 fit_intercept=self.fit_intercept,
                 tol=self.tol,
-                maxiter=self.maxiter,
+                max_iter=self.max_iter,
                 sample_weight=sw,
                 callback=report if progress else None,
             )
@@ -986,6 +949,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                 f"{self.history_[-1]:.3e} (tol {self.tol:g})"
             )
             self.ridge_ = None
+            self.n_iter_ = len(self.history_) - 1
             self.coef_, self.intercept_ = W.T, b
             return self
         self.ridge_ = RidgeRegression(lam=self.lam, fit_intercept=self.fit_intercept).fit(
@@ -994,14 +958,15 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         self.coef_ = self.ridge_.coef_
         self.intercept_ = self.ridge_.intercept_
         self.history_ = None
+        self.n_iter_ = 0
         return self
 
     def _features(self, X):
-        if self.transformer_ is None:
+        if self.features_ is None:
             return X
-        if hasattr(self.transformer_, "transform_codes") and not sp.issparse(X):
-            return self.transformer_.transform_codes(X)
-        Phi = self.transformer_.transform(X)
+        if hasattr(self.features_, "transform_codes") and not sp.issparse(X):
+            return self.features_.transform_codes(X)
+        Phi = self.features_.transform(X)
         if sp.issparse(Phi):
             return sp.csr_matrix(Phi, dtype=np.float64)
         return np.asarray(Phi, dtype=np.float64)
@@ -1017,10 +982,10 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
     def _accepts_sparse(self):
         # φ(x) = x passes a sparse X straight to the sparse solver; a kernel's finite feature
         # map needs dense rows, and a transformer says for itself whether it takes sparse X.
-        return False if isinstance(self.transformer, Kernel) else "csr"
+        return False if isinstance(self.features, Kernel) else "csr"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
-        tags.input_tags.sparse = self.transformer is None
+        tags.input_tags.sparse = self.features is None
         return tags

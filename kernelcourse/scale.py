@@ -45,7 +45,7 @@ from sklearn.base import (
     RegressorMixin,
     clone,
 )
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import RBFSampler, SkewedChi2Sampler
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
@@ -53,13 +53,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _array_api, devices
+from . import _array_api, devices, solvers
 from ._array_api import namespace_of
 from ._progress import Progress
 from ._validation import check_fit_input, check_weights, finite_gram
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
-from .ridge import preconditioned_cg, solve_regularized_psd
+from .ridge import solve_regularized_psd
+from .solvers import conjugate_gradient
 
 __all__ = [
     "NystroemKRR",
@@ -122,122 +123,6 @@ def _progress_callback(callback, verbose, progress, tol):
     return both
 
 
-# -- conjugate gradient ----------------------------------------------------------------------------
-def conjugate_gradient(matvec, b, *, maxiter=20, tol=1e-7, callback=None):
-    r"""Solve :math:`H x = b` for symmetric positive definite H given only ``matvec(v) = H v``.
-
-    ``b`` may hold several right-hand sides as columns; each column runs its own CG recursion (its
-    own step sizes), but all columns share one call of ``matvec`` per iteration, which is what
-    matters when one product is a pass over the data.
-
-    Numerical trouble is reported, not hidden: a search direction p with
-    :math:`p^T H p < 0` (beyond round-off) raises, since H is then not positive definite and
-    CG does not apply; and a relative residual still above ``tol`` after ``maxiter``
-    iterations warns (:class:`~sklearn.exceptions.ConvergenceWarning`).
-
-    Parameters
-    ----------
-    matvec : callable
-        ``matvec(V)`` returns H V for an (n, k) array V (k columns at once).
-    b : array-like of shape (n,) or (n, k)
-    maxiter : int >= 1, default=20
-    tol : float >= 0, default=1e-7
-        Stop once the relative residual :math:`\|b - Hx\| / \|b\|` of every column is below.
-    callback : callable or None
-        Called as ``callback(iteration, x, relative_residual)`` after every step.
-
-    Returns
-    -------
-    x : ndarray, shape of ``b``
-    history : list of float
-        Relative residual :math:`\max_j \|b_j - H x_j\| / \|b_j\|` after each iteration
-        (``history[0] = 1`` is the starting point x = 0).
-
-    Raises
-    ------
-    TypeError, ValueError
-        If an argument is of the wrong type or out of range (the error names it), or if
-        ``matvec`` returns the wrong shape, NaN or infinity, or shows H is not positive
-        definite.
-    """
-    if not callable(matvec):
-        raise TypeError(f"matvec must be a callable returning H @ V, got {matvec!r}.")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be None or callable, got {callback!r}.")
-    if isinstance(maxiter, bool) or not isinstance(maxiter, numbers.Integral) or maxiter < 1:
-        raise ValueError(f"maxiter must be an integer >= 1, got {maxiter!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}.")
-    b_arr = np.asarray(b)
-    if b_arr.dtype == object or not np.issubdtype(b_arr.dtype, np.number):
-        raise TypeError(f"b must be a numeric array, got dtype {b_arr.dtype}.")
-    if np.iscomplexobj(b_arr):
-        raise TypeError(f"b must be real-valued, got dtype {b_arr.dtype}.")
-    if b_arr.ndim not in (1, 2) or b_arr.size == 0:
-        raise ValueError(f"b must be a non-empty array of shape (n,) or (n, k), got {b_arr.shape}.")
-    if not np.isfinite(b_arr).all():
-        raise ValueError("b contains NaN or infinity.")
-    x, history = _conjugate_gradient(matvec, b_arr, int(maxiter), float(tol), callback)
-    if history[-1] > tol:
-        warnings.warn(
-            f"conjugate_gradient did not reach tol={tol:g} in maxiter={maxiter} iterations: "
-            f"relative residual ‖b − Hx‖/‖b‖ = {history[-1]:.3g}; raise maxiter.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    return x, history
-
-
-def _conjugate_gradient(matvec, b, maxiter, tol, callback):
-    """:func:`conjugate_gradient` on checked input, without the convergence warning."""
-    b = np.asarray(b, dtype=np.float64)
-    vector = b.ndim == 1
-    B = b[:, None] if vector else b
-    X = np.zeros_like(B)
-    R = B.copy()
-    P = R.copy()
-    bnorm = np.linalg.norm(B, axis=0)
-    bnorm[bnorm == 0] = 1.0
-    rs = np.einsum("ij,ij->j", R, R)
-    history = [float(np.max(np.sqrt(rs) / bnorm))]
-    for it in range(1, maxiter + 1):
-        if history[-1] <= tol:
-            break
-        HP = np.asarray(matvec(P), dtype=np.float64)
-        if HP.shape != P.shape:
-            HP = HP.reshape(P.shape) if HP.size == P.size else HP
-        if HP.shape != P.shape:
-            raise ValueError(
-                f"matvec returned shape {HP.shape} for an input of shape {P.shape}; it must "
-                "return H @ V of the same shape."
-            )
-        if not np.isfinite(HP).all():
-            raise ValueError(f"matvec returned NaN or infinity at iteration {it}.")
-        pHp = np.einsum("ij,ij->j", P, HP)
-        # pᵀHp < 0 beyond round-off: H is not positive definite and CG's step is meaningless.
-        slack = 10 * len(P) * 2.2e-16 * np.linalg.norm(P, axis=0) * np.linalg.norm(HP, axis=0)
-        bad = pHp < -slack
-        if bad.any():
-            j = int(np.argmax(bad))
-            raise ValueError(
-                f"matvec is not positive definite: pᵀHp = {pHp[j]:.3g} < 0 for a search "
-                f"direction at iteration {it}; conjugate gradients need a symmetric positive "
-                "definite H."
-            )
-        # A column that has converged exactly (p = 0) stays where it is.
-        step = np.divide(rs, pHp, out=np.zeros_like(rs), where=pHp > 0)
-        X += step * P
-        R -= step * HP
-        rs_new = np.einsum("ij,ij->j", R, R)
-        beta = np.divide(rs_new, rs, out=np.zeros_like(rs), where=rs > 0)
-        P = R + beta * P
-        rs = rs_new
-        history.append(float(np.max(np.sqrt(rs) / bnorm)))
-        if callback is not None:
-            callback(it, X[:, 0] if vector else X, history[-1])
-    return (X[:, 0] if vector else X), history
-
-
 def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
     r"""Memory (bytes) and time (seconds) of exact kernel ridge regression on n points.
 
@@ -249,22 +134,6 @@ def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
 
 
 # -- Nyström kernel ridge regression solved by FALKON ----------------------------------------------
-def _cholesky_upper(K, name, eps=2.220446049250313e-16):
-    """Upper Cholesky factor with the smallest diagonal shift (from M·ε·max K_ii on, times
-    100 per retry) that makes it succeed."""
-    M = len(K)
-    shift = eps * M * max(1.0, float(np.max(np.diag(K))))
-    for _ in range(12):
-        try:
-            return linalg.cholesky(K + shift * np.eye(M), lower=False), shift
-        except linalg.LinAlgError:
-            shift *= 100
-    raise linalg.LinAlgError(
-        f"{name} is not positive definite even after adding {shift:.1e}·I; "
-        "is the kernel positive semidefinite?"
-    )
-
-
 def _host_weights(sample_weight, n):
     """:func:`check_weights` for X on another device. The weights stay on the host, where
     they choose the support and the centres; the fit sends them to X's device."""
@@ -275,22 +144,22 @@ def _host_weights(sample_weight, n):
     return check_weights(sample_weight, np.empty((n, 0)))
 
 
-# block_memory=None on the host: 256 MB blocks of K_nM (on an accelerator: half its free memory)
+# block_size=None on the host: 256 MB blocks of K_nM (on an accelerator: half its free memory)
 _HOST_BLOCK_MB = 256
 
 
 class _BaseNystroemKRR(BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_centers": [Interval(numbers.Integral, 1, None, closed="left")],
-        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "preconditioner": [StrOptions({"falkon"}), None],
         "precompute": ["boolean"],
-        "block_memory": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "dtype": [StrOptions({"float32", "float64"})],
+        "block_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "dtype": [type, np.dtype],
         "random_state": ["random_state"],
         "callback": [callable, None],
         "verbose": ["verbose", None],
@@ -302,13 +171,13 @@ class _BaseNystroemKRR(BaseEstimator):
         *,
         gamma=None,
         lam=1e-6,
-        n_centers=500,
-        maxiter=20,
+        n_components=500,
+        max_iter=20,
         tol=1e-7,
         preconditioner="falkon",
         precompute=False,
-        block_memory=None,
-        dtype="float64",
+        block_size=None,
+        dtype=np.float64,
         random_state=None,
         callback=None,
         verbose=None,
@@ -316,12 +185,12 @@ class _BaseNystroemKRR(BaseEstimator):
         self.kernel = kernel
         self.gamma = gamma
         self.lam = lam
-        self.n_centers = n_centers
-        self.maxiter = maxiter
+        self.n_components = n_components
+        self.max_iter = max_iter
         self.tol = tol
         self.preconditioner = preconditioner
         self.precompute = precompute
-        self.block_memory = block_memory
+        self.block_size = block_size
         self.dtype = dtype
         self.random_state = random_state
         self.callback = callback
@@ -332,12 +201,20 @@ class _BaseNystroemKRR(BaseEstimator):
         tags.array_api_support = True
         return tags
 
+    def _validate_params(self):
+        super()._validate_params()
+        if np.dtype(self.dtype) not in (np.float32, np.float64):
+            raise ValueError(
+                f"dtype must be numpy.float32 or numpy.float64, got {np.dtype(self.dtype)}."
+            )
+
     # -- blocks of K_nM --------------------------------------------------------------------------
     def _block_rows(self, M):
+        if self.block_size is not None:
+            return int(self.block_size)
         itemsize = np.dtype(self.dtype).itemsize
-        block_memory = _HOST_BLOCK_MB if self.block_memory is None else self.block_memory
         # a block of K_nM plus its distance temporaries: about two M-wide arrays per row
-        return max(1, int(block_memory * 2**20 // (2 * M * itemsize)))
+        return max(1, int(_HOST_BLOCK_MB * 2**20 // (2 * M * itemsize)))
 
     def _kernel_blocks(self, X, progress=None):
         rows = self._block_rows(len(self.centers_))
@@ -404,7 +281,7 @@ class _BaseNystroemKRR(BaseEstimator):
             chunk *= 2
         if len(keep) < M:
             warnings.warn(
-                f"n_centers={M} but X has only {len(keep)} distinct rows; using those "
+                f"n_components={M} but X has only {len(keep)} distinct rows; using those "
                 f"{len(keep)} as centres (repeated centres add nothing to the span of "
                 "K(·, x̃) and make K_MM singular).",
                 UserWarning,
@@ -415,7 +292,8 @@ class _BaseNystroemKRR(BaseEstimator):
     def _fit_targets(self, X, Y, sw=None, xp=None):
         n, d = X.shape
         rng = check_random_state(self.random_state)
-        M = self.n_centers
+        M = self.n_components
+        support = None
         if sw is not None:
             # Points of weight zero do not count: centres come from the others, and the
             # normal equations are those of the weighted risk (1/Σs) Σ s_i (f(x_i) − y_i)².
@@ -429,7 +307,7 @@ class _BaseNystroemKRR(BaseEstimator):
             n = len(support)
         if M > n:
             warnings.warn(
-                f"n_centers={M} > n_samples={n}; using all {n} points as centres.",
+                f"n_components={M} > n_samples={n}; using all {n} points as centres.",
                 UserWarning,
                 stacklevel=3,
             )
@@ -445,131 +323,97 @@ class _BaseNystroemKRR(BaseEstimator):
                 return _array_api.to_numpy(rows).astype(self.dtype, copy=False)
 
             idx = self._choose_centers(X, M, rng, host_rows)
-            devices.nystroem_krr_fit(
-                self, X, Y, xp, idx, callback, sample_weight=sw, progress=progress
+            fit = devices.nystroem_krr_fit(
+                self.kernel_,
+                X,
+                Y,
+                xp,
+                idx,
+                lam=float(self.lam),
+                dtype=self.dtype,
+                sample_weight=sw,
+                block_size=self.block_size,
+                precompute=self.precompute,
+                preconditioner=self.preconditioner,
+                max_iter=int(self.max_iter),
+                tol=float(self.tol),
+                callback=callback,
+                progress=progress,
             )
-            if sw is not None:
-                self.center_indices_ = _array_api.from_numpy(support[idx], xp, device)
-            residual = float(self.history_[-1])
-            if residual > self.tol:
-                warnings.warn(
-                    f"{type(self).__name__} did not reach tol={self.tol:g} in "
-                    f"{self.n_iter_} conjugate-gradient iterations: relative residual of the "
-                    f"preconditioned system {residual:.3g}; raise maxiter (or tol).",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
-            self._finish_progress(progress)
-            return self
-        X = X.astype(self.dtype, copy=False)
-        idx = self._choose_centers(X, M, rng)
+            center_indices = idx if support is None else support[idx]
+            fit["center_indices"] = _array_api.from_numpy(center_indices, xp, device)
+        else:
+            X = X.astype(self.dtype, copy=False)
+            idx = self._choose_centers(X, M, rng)
+            fit = self._falkon_numpy(X, Y, idx, sw, callback, progress)
+            fit["center_indices"] = idx if support is None else support[idx]
+        self.center_indices_ = fit["center_indices"]
+        self.centers_ = fit["centers"]
+        self.y_mean_ = fit["y_mean"]
+        self.dual_coef_ = fit["alpha"]
+        result = fit["result"]
+        self.history_ = np.asarray(result.cg.history)
+        if xp is not None:  # every array attribute lives where X does
+            self.history_ = _array_api.from_numpy(
+                self.history_, xp, device, _array_api.max_float(xp, device)
+            )
+        self.n_iter_ = result.cg.n_iter
+        self.residual_ = result.residual
+        self.n_components_ = len(idx)
+        # the products run in the blocks' dtype: the measured residual is good to about √ε
+        floor = 10 * math.sqrt(float(np.finfo(np.dtype(self.dtype)).eps))
+        solvers.warn_unconverged(
+            type(self).__name__,
+            result.cg,
+            self.tol,
+            measured=result.residual,
+            floor=floor,
+            quantity="relative residual of the preconditioned system",
+            stacklevel=3,
+        )
+        self._finish_progress(progress)
+        return self
+
+    def _falkon_numpy(self, X, Y, idx, sw, callback, progress):
+        """FALKON on numpy X (already in ``dtype``): centres, right-hand side, the products
+        over row blocks of K_nM, and the solve; returns the arrays the estimator keeps."""
         M = len(idx)
-        self.center_indices_ = idx if sw is None else support[idx]
-        self.centers_ = X[idx]
-        self.y_mean_ = np.average(Y, axis=0, weights=sw)
-        Yc = Y - self.y_mean_
+        centers = X[idx]
+        self.centers_ = centers  # the row blocks below read it
+        y_mean = np.average(Y, axis=0, weights=sw)
+        Yc = Y - y_mean
         if sw is not None:
             Yc = Yc * sw[:, None]
-        n_eff = n if sw is None else float(sw.sum())
+        n_eff = len(X) if sw is None else float(sw.sum())
         lam = float(self.lam)
-
-        KMM = np.asarray(finite_gram(self.kernel_, self.centers_, name="the centres"), np.float64)
-        self._KMM_shift = None
-        if self.preconditioner == "falkon":
-            # T^T T = K_MM, A^T A = T T^T / M + λ I  (Rudi, Carratino & Rosasco 2017, Alg. 1),
-            # with a jitter of M·ε·max K_ii (ε of the blocks' dtype) on K_MM, as FALKON does.
-            eps = float(np.finfo(np.dtype(self.dtype)).eps)
-            T, self._KMM_shift = _cholesky_upper(KMM, "K_MM", eps)
-            A, _ = _cholesky_upper(T @ T.T / M + lam * np.eye(M), "T T^T / M + λI")
-
-            def apply_B(U):  # B U = T^{-1} A^{-1} U / √n
-                return linalg.solve_triangular(
-                    T, linalg.solve_triangular(A, U, lower=False), lower=False
-                ) / np.sqrt(n_eff)
-
-            def apply_Bt(U):  # B^T U = A^{-T} T^{-T} U / √n
-                return linalg.solve_triangular(
-                    A,
-                    linalg.solve_triangular(T, U, lower=False, trans="T"),
-                    lower=False,
-                    trans="T",
-                ) / np.sqrt(n_eff)
-        else:
-
-            def apply_B(U):
-                return U / np.sqrt(n_eff)
-
-            apply_Bt = apply_B
-
-        # right-hand side K_nM^T S y and the product v -> (K_nM^T S K_nM + λ n K_MM) v
+        eps = float(np.finfo(np.dtype(self.dtype)).eps)
+        KMM = np.asarray(finite_gram(self.kernel_, centers, name="the centres"), np.float64)
+        # jitter of M·ε·max K_ii with ε of the blocks' dtype on K_MM, as FALKON does
+        precond = solvers.FalkonPreconditioner(KMM, lam, n_eff, kind=self.preconditioner, eps=eps)
+        gram = None
         if self.precompute:
-            # one pass: H = K_nM^T K_nM (M × M, O(n M²) flops), then CG costs no data passes
-            H, KtY = self._gram_pass(X, Yc, M, sw, progress)
-            H += lam * n_eff * KMM
-            # form B^T H B once (O(M^3)); each CG step is then one M × M product
-            BHB = apply_Bt(H @ apply_B(np.eye(M)))
-            BHB = (BHB + BHB.T) / 2
-
-            def matvec(U):
-                return BHB @ U
-
+            # one pass: K_nMᵀ K_nM (M × M, O(n M²) flops), then CG touches no data
+            gram, KtY = self._gram_pass(X, Yc, M, sw, progress)
         else:
             KtY = self._knm_t_y(X, Yc, progress)
-
-            def matvec(U):
-                V = apply_B(U)
-                return apply_Bt(self._knm_t_knm(X, V, sw, progress) + lam * n_eff * (KMM @ V))
-
         if not np.isfinite(KtY).all():
             raise ValueError(
                 f"the kernel {self.kernel_!r} gives NaN or infinity between X and the centres "
                 "(X too large in magnitude for this kernel?); rescale X."
             )
-        rhs = apply_Bt(KtY)
-
-        user_cb = callback
-        coef_cb = None
-        if user_cb is not None:
-
-            def coef_cb(it, beta, res):  # report the coefficients α = B β, not β
-                user_cb(it, apply_B(beta), res)
-
-        beta, history = _conjugate_gradient(
-            matvec, rhs, int(self.maxiter), float(self.tol), coef_cb
+        result = solvers.falkon_solve(
+            precond,
+            lambda V: self._knm_t_knm(X, V, sw, progress),
+            KtY,
+            lam,
+            n_eff,
+            max_iter=int(self.max_iter),
+            tol=float(self.tol),
+            callback=callback,
+            gram=gram,
+            eps=eps,
         )
-        # CG's residual is a recursion that round-off can carry away from the truth (a nearly
-        # singular K_MM does); one more product measures the real one.
-        true = rhs - matvec(beta)
-        rnorm = np.linalg.norm(rhs, axis=0)
-        self.residual_ = float(
-            np.max(np.linalg.norm(true, axis=0) / np.where(rnorm > 0, rnorm, 1.0))
-        )
-        # The product itself runs in the blocks' dtype, so the measured residual is only good
-        # to about √ε of it; beyond that and 100× what the recursion claims, CG has drifted.
-        floor = 10 * math.sqrt(float(np.finfo(np.dtype(self.dtype)).eps))
-        if not self.residual_ <= max(100 * max(history[-1], self.tol), floor):
-            warnings.warn(
-                f"{type(self).__name__}: conjugate gradients drifted: the relative residual "
-                f"of the preconditioned system is {self.residual_:.3g} although the CG "
-                f"recursion reported {history[-1]:.3g}; round-off took over (K_MM is nearly "
-                "singular). Raise lam, use fewer centres or dtype='float64'.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        elif history[-1] > self.tol:
-            warnings.warn(
-                f"{type(self).__name__} did not reach tol={self.tol:g} in "
-                f"{len(history) - 1} conjugate-gradient iterations: relative residual of the "
-                f"preconditioned system {history[-1]:.3g}; raise maxiter (or tol).",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        self.dual_coef_ = apply_B(beta)
-        self.history_ = np.asarray(history)
-        self.n_iter_ = len(history) - 1
-        self.n_centers_ = M
-        self._finish_progress(progress)
-        return self
+        return {"centers": centers, "y_mean": y_mean, "alpha": result.alpha, "result": result}
 
     def _finish_progress(self, progress):
         if self.verbose is None:  # verbose=True has printed every iteration already
@@ -584,10 +428,14 @@ class _BaseNystroemKRR(BaseEstimator):
         if xp is not None:
             X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
             return devices.nystroem_krr_decision(self, X, xp)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        X = X.astype(self.dtype, copy=False)
+        # Predictions in float64 whatever ``dtype``: float32 products depend on how many rows
+        # share a block, and a point's score should not depend on the points next to it.
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        centers = self.centers_.astype(np.float64, copy=False)
+        rows = self._block_rows(len(centers))
         out = np.empty((len(X), self.dual_coef_.shape[1]))
-        for start, Kb in self._kernel_blocks(X):
+        for start in range(0, len(X), rows):
+            Kb = self.kernel_(X[start : start + rows], centers)
             out[start : start + len(Kb)] = Kb @ self.dual_coef_ + self.y_mean_
         return out
 
@@ -599,7 +447,7 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     :math:`f = \sum_{j=1}^M \alpha_j K(\cdot, \tilde x_j)` with M centres drawn uniformly from the
     training points, i.e. solves
     :math:`(K_{nM}^T K_{nM} + \lambda n K_{MM})\alpha = K_{nM}^T (y - \bar y)`
-    without forming an n × n matrix (module docstring). With ``n_centers = n`` and full
+    without forming an n × n matrix (module docstring). With ``n_components = n`` and full
     convergence this is exact kernel ridge regression :math:`\alpha = (\mathbf K + \lambda n I)^{-1}
     (y - \bar y)` of lecture 002.
 
@@ -607,30 +455,31 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     ----------
     kernel : str or Kernel, default="rbf"
         A name from :data:`kernelcourse.kernels.KERNEL_NAMES` or a kernel object.
-    gamma : float > 0 or None
-        γ of a named kernel; None means 1 / n_features.
+    gamma : float > 0, array-like of shape (n_features,) or None
+        γ of a named kernel; None means 1 / n_features. For the RBF kernel, an array gives
+        one :math:`\gamma_k` per feature (the ARD kernel of :class:`~kernelcourse.kernels.RBF`).
     lam : float > 0, default=1e-6
         Regularisation λ (per-sample scaling: the penalty is λ n αᵀK_MMα).
-    n_centers : int, default=500
+    n_components : int, default=500
         Number M of Nyström centres (capped at n with a warning).
-    maxiter : int, default=20
+    max_iter : int, default=20
         Conjugate-gradient iterations t; a few tens in FALKON's regime (M of order 1/λ up
         to logs), more outside it.
     tol : float >= 0, default=1e-7
         Stop earlier once the relative residual of the preconditioned system is below ``tol``.
     preconditioner : {"falkon"} or None, default="falkon"
         None runs plain CG on the normal equations (for comparison; converges far slower).
-    block_memory : float > 0 or None, default=None
-        Memory in MB for one row block of :math:`K_{nM}`. None means 256 MB on the host and,
-        for arrays on an accelerator, half of the device memory that is free once the
-        preconditioner is allocated. A value that does not fit in the device's free memory
-        fails with a ValueError before the fit starts.
+    block_size : int >= 1 or None, default=None
+        Rows per block of :math:`K_{nM}`. None sizes the blocks to 256 MB on the host and,
+        for arrays on an accelerator, to half of the device memory that is free once the
+        preconditioner is allocated. Blocks that do not fit in the device's free memory
+        fail with a ValueError before the fit starts.
     precompute : bool, default=False
         Accumulate the M × M matrix :math:`K_{nM}^T K_{nM}` in a single pass over the data
         (O(n M²) flops, M² memory) so that the CG iterations touch no data. Pays off when
-        M is smaller than about ``maxiter`` × (n_features + a few), since a kernel entry costs
+        M is smaller than about ``max_iter`` × (n_features + a few), since a kernel entry costs
         O(d) flops plus an exponential while a rank-one update costs M.
-    dtype : {"float64", "float32"}, default="float64"
+    dtype : numpy.float64 or numpy.float32, default=numpy.float64
         Precision of the kernel blocks; float32 halves memory and time, CG stays in float64.
     random_state : int, RandomState or None
         Seeds the choice of centres.
@@ -807,10 +656,12 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     fly and adds :math:`Z^T Z` and :math:`Z^T y` to running sums; nothing of size n is kept. The
     weights solve
 
-    .. math:: (Z_c^T Z_c + \lambda n I)\, w = Z_c^T (y - \bar y),
+    .. math:: (Z^T Z + \lambda I)\, w = Z^T y,
 
-    with :math:`Z_c` the centred features (so an intercept is fitted), which is exactly what
-    :meth:`fit` on all the rows at once would give, whatever the blocks. The solve is lazy: it
+    the equations of :class:`~kernelcourse.ridge.FeatureRidge` (penalty λ‖w‖² on the sum of
+    squared errors; with ``fit_intercept=True``, Z and y are centred and the intercept is not
+    penalized), which is exactly what :meth:`fit` on all the rows at once would give, whatever
+    the blocks. The solve is lazy: it
     happens once, when the weights are first needed after new blocks (``coef_``,
     ``intercept_``, :meth:`predict` or :meth:`solve`), so that a λ too small for the first few
     blocks does no harm when the full system is well posed. Should the full system still be
@@ -832,13 +683,17 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         but random Fourier features) fitted on a first block of fewer than
         10 D rows warns: it saw too few points to place its D features. Fit it on a sample of
         the whole data first instead.
-    lam : float > 0, default=1e-6
-        Ridge λ with per-sample scaling (penalty λ n ‖w‖²).
+    lam : float > 0, default=1.0
+        The ridge λ on the sum of squared errors (penalty λ‖w‖², as in
+        :class:`~kernelcourse.ridge.FeatureRidge` and
+        :class:`~kernelcourse.distributed.DaskFeatureRidge`).
+    fit_intercept : bool, default=False
+        Fit an unpenalized intercept (the features and targets are centred in the solve).
     block_size : int, default=10000
         Rows per block when :meth:`fit` streams an in-memory array.
     tol : float > 0, default=1e-6
         Sparse features only: relative residual at which conjugate gradients stop.
-    maxiter : int >= 1, default=500
+    max_iter : int >= 1, default=500
         Sparse features only: most conjugate-gradient iterations (a ``ConvergenceWarning``
         names the residual reached when tol was not).
     random_state : int, RandomState or None
@@ -858,20 +713,30 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         "features": [None, HasMethods(["fit", "transform"])],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
         "block_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "maxiter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
     def __init__(
-        self, features=None, *, lam=1e-6, block_size=10000, tol=1e-6, maxiter=500, random_state=None
+        self,
+        features=None,
+        *,
+        lam=1.0,
+        fit_intercept=False,
+        block_size=10000,
+        tol=1e-6,
+        max_iter=500,
+        random_state=None,
     ):
         self.features = features
         self.lam = lam
+        self.fit_intercept = fit_intercept
         self.block_size = block_size
         self.tol = tol
-        self.maxiter = maxiter
+        self.max_iter = max_iter
         self.random_state = random_state
 
     def _reset(self):
@@ -951,29 +816,30 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     def _solve(self):
         n = self.n_samples_seen_
-        zbar, ybar = self._zsum / n, self._ysum / n
+        if self.fit_intercept:
+            zbar, ybar = self._zsum / n, self._ysum / n
+        else:
+            zbar, ybar = np.zeros_like(self._zsum), np.zeros_like(self._ysum)
         c = self._Zty - n * np.outer(zbar, ybar)
-        lam_n = float(self.lam) * n
+        lam = float(self.lam)
         if sp.issparse(self._ZtZ):
             G = self._ZtZ
 
-            def matvec(V):  # (ZᵀZ − n z̄z̄ᵀ + λn I) V, the centring as a rank-one term
-                return G @ V - n * np.outer(zbar, zbar @ V) + lam_n * V
+            def matvec(V):  # (ZᵀZ − n z̄z̄ᵀ + λI) V, the centring as a rank-one term
+                return G @ V - n * np.outer(zbar, zbar @ V) + lam * V
 
-            diag = G.diagonal() - n * zbar**2 + lam_n
-            W, history = preconditioned_cg(matvec, c, diag, tol=self.tol, maxiter=self.maxiter)
-            self.history_ = history
-            if history[-1] > self.tol:
-                warnings.warn(
-                    f"block-Jacobi CG stopped after {len(history) - 1} iterations with "
-                    f"relative residual {history[-1]:.2e} > tol = {self.tol:g}; raise maxiter "
-                    "or lam.",
-                    ConvergenceWarning,
-                    stacklevel=4,
-                )
+            diag = (G.diagonal() - n * zbar**2 + lam)[:, None]
+            result = solvers.block_cg(
+                matvec, c, preconditioner=lambda R: R / diag, max_iter=self.max_iter, tol=self.tol
+            )
+            solvers.warn_unconverged(
+                "StreamingFeatureRidge (block-Jacobi CG)", result, self.tol, stacklevel=4
+            )
+            W, self.history_, self.n_iter_ = result.x, np.asarray(result.history), result.n_iter
         else:
             G = self._ZtZ - n * np.outer(zbar, zbar)
-            W = solve_regularized_psd(G, c, lam_n, overwrite_a=True, name="Z_cᵀZ_c")
+            W = solve_regularized_psd(G, c, lam, overwrite_a=True, name="Z_cᵀZ_c")
+            self.history_, self.n_iter_ = None, 0
         b = ybar - zbar @ W
         if self._single_output:
             return W[:, 0], float(b[0])

@@ -387,14 +387,14 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         λ of the L2 penalty (per example).
     eta0 : float > 0, default=0.1
         Initial step :math:`\eta_0`.
-    batch_rows : int >= 1, default=4096
+    block_size : int >= 1, default=4096
         Rows mapped by ψ at a time inside a block (bounds the (rows, D) feature array).
     random_state : int, RandomState or None
         Seed of the default map.
     verbose : None, bool or int >= 0, default=None
         Progress within a call of ``fit`` or ``partial_fit`` (rows done, SGD steps, mean loss
         of the averaged model on the current batch, elapsed time), checked after each batch
-        of ``batch_rows`` rows (the compiled loop runs a batch at a time). None: silent
+        of ``block_size`` rows (the compiled loop runs a batch at a time). None: silent
         unless the call runs longer than 30 s, then a line every 30 s on standard error;
         0: never; 1: a line at most every second, 2: every batch, on standard output
         (:mod:`kernelcourse._progress`).
@@ -441,7 +441,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         "loss": [StrOptions({"hinge", "logistic"})],
         "lam": [Interval(Real, 0, None, closed="neither")],
         "eta0": [Interval(Real, 0, None, closed="neither")],
-        "batch_rows": [Interval(Integral, 1, None, closed="left")],
+        "block_size": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose", None],
     }
@@ -453,7 +453,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         loss="hinge",
         lam=1e-6,
         eta0=0.1,
-        batch_rows=4096,
+        block_size=4096,
         random_state=None,
         verbose=None,
     ):
@@ -461,7 +461,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         self.loss = loss
         self.lam = lam
         self.eta0 = eta0
-        self.batch_rows = batch_rows
+        self.block_size = block_size
         self.random_state = random_state
         self.verbose = verbose
 
@@ -515,13 +515,13 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             )
         s = np.where(y == self.classes_[1], 1.0, -1.0)
         progress = Progress(f"{type(self).__name__}.partial_fit", self.verbose)
-        for start in range(0, len(X), self.batch_rows):
+        for start in range(0, len(X), self.block_size):
             Z = np.ascontiguousarray(
-                self.features_.transform(X[start : start + self.batch_rows]), dtype=np.float64
+                self.features_.transform(X[start : start + self.block_size]), dtype=np.float64
             )
             _sgd_block(
                 Z,
-                s[start : start + self.batch_rows],
+                s[start : start + self.block_size],
                 self._w,
                 self._w_avg,
                 self._state,
@@ -549,12 +549,12 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def decision_function(self, X):
-        r""":math:`\bar w^T \psi(x) + b`, computed in blocks of ``batch_rows``."""
+        r""":math:`\bar w^T \psi(x) + b`, computed in blocks of ``block_size``."""
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         out = np.empty(len(X))
-        for start in range(0, len(X), self.batch_rows):
-            Z = np.asarray(self.features_.transform(X[start : start + self.batch_rows]))
+        for start in range(0, len(X), self.block_size):
+            Z = np.asarray(self.features_.transform(X[start : start + self.block_size]))
             out[start : start + len(Z)] = Z @ self.coef_[0] + self.intercept_[0]
         return out
 

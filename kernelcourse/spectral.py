@@ -348,6 +348,11 @@ def spectral_measure(kernel, **kernel_params):
         inner.mass *= kernel.c
         return inner
     if isinstance(kernel, RBF):
+        if np.ndim(kernel.gamma) != 0:
+            raise ValueError(
+                "random Fourier features take one gamma; for one gamma per feature, scale "
+                "feature k of X by sqrt(gamma_k) and use gamma=1."
+            )
         return GaussianMeasure(kernel.gamma, kernel=kernel)
     if isinstance(kernel, Laplacian):
         return CauchyProductMeasure(kernel.gamma, kernel=kernel)

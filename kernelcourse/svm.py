@@ -41,6 +41,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ._progress import Progress
 from ._validation import as_float_vector, check_count, check_fit_input, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
+from .solvers import block_cg
 
 __all__ = ["KernelSVC", "PrimalSVC", "smo_solve", "SMOResult"]
 
@@ -928,23 +929,9 @@ def _newton_squared_hinge(Z, y, c, tol, max_iter, *, bias=None, progress=None):
 
 
 def _cg(matvec, b, *, rtol, maxiter):
-    x = np.zeros_like(b)
-    r = b.copy()
-    p = r.copy()
-    rr = r @ r
-    stop = (rtol**2) * rr
-    for _ in range(maxiter):
-        if rr <= stop:
-            break
-        Ap = matvec(p)
-        alpha = rr / (p @ Ap)
-        x += alpha * p
-        r -= alpha * Ap
-        rr_new = r @ r
-        p *= rr_new / rr
-        p += r
-        rr = rr_new
-    return x
+    """The inexact Newton direction: conjugate gradients on the Hessian, stopped at ``rtol``."""
+    result = block_cg(lambda P: matvec(P[:, 0])[:, None], b[:, None], max_iter=maxiter, tol=rtol)
+    return result.x[:, 0]
 
 
 def _line_search_squared_hinge(w, d, m, s, c):

@@ -105,7 +105,7 @@ def _relative_error(K, Z):
 def _ridge_cg(Z, y, lam, n_iter):
     n = Z.shape[0]
     w, _ = scale.conjugate_gradient(
-        lambda v: Z.T @ (Z @ v) + lam * n * v, Z.T @ y, maxiter=n_iter, tol=0.0
+        lambda v: Z.T @ (Z @ v) + lam * n * v, Z.T @ y, max_iter=n_iter, tol=0.0
     )
     return w
 
@@ -132,7 +132,7 @@ def _ridge_stream(chunks, psi, lam):
 
 
 def _falkon_classify(X_train, y_train, X_test):
-    model = scale.NystroemKRRClassifier(gamma=0.1, lam=1e-6, n_centers=200, maxiter=5)
+    model = scale.NystroemKRRClassifier(gamma=0.1, lam=1e-6, n_components=200, max_iter=5)
     return model.fit(X_train, y_train).predict(X_test)
 
 

@@ -17,6 +17,7 @@ from kernelcourse import kernels as kn
 from kernelcourse.features import Nystroem, RandomFourierFeatures
 from kernelcourse.ridge import KernelRidge
 from kernelcourse.scale import NystroemKRR, NystroemKRRClassifier
+from kernelcourse.solvers import NotPositiveDefiniteError, cholesky_jitter
 
 xs = pytest.importorskip("array_api_strict")
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -68,7 +69,7 @@ def check_same_place(out, ref_input):
 
 
 # CG run to convergence, so that both paths reach the same solution whatever their round-off
-CONVERGED = dict(maxiter=60, tol=1e-10, random_state=0)
+CONVERGED = dict(max_iter=60, tol=1e-10, random_state=0)
 
 ESTIMATORS = {
     "rff": (lambda: RandomFourierFeatures(gamma=0.3, n_components=64, random_state=0), "transform"),
@@ -98,20 +99,20 @@ ESTIMATORS = {
     "kernel-ridge": (lambda: KernelRidge(gamma=0.3, lam=1e-2), "predict"),
     "kernel-ridge-laplacian": (lambda: KernelRidge(kernel="laplacian", lam=0.1), "predict"),
     "nystroem-krr": (
-        lambda: NystroemKRR(gamma=0.3, lam=1e-3, n_centers=60, **CONVERGED),
+        lambda: NystroemKRR(gamma=0.3, lam=1e-3, n_components=60, **CONVERGED),
         "predict",
     ),
     "nystroem-krr-precompute": (
-        lambda: NystroemKRR(gamma=0.3, lam=1e-3, n_centers=60, precompute=True, **CONVERGED),
+        lambda: NystroemKRR(gamma=0.3, lam=1e-3, n_components=60, precompute=True, **CONVERGED),
         "predict",
     ),
     "nystroem-krr-plain-cg": (
         lambda: NystroemKRR(
             gamma=0.3,
             lam=1e-1,
-            n_centers=20,
+            n_components=20,
             preconditioner=None,
-            maxiter=300,
+            max_iter=300,
             tol=1e-10,
             random_state=0,
         ),
@@ -143,7 +144,7 @@ def test_same_results_as_numpy(dispatch, which, dtype, name, device):
 @pytest.mark.parametrize("name,device", NAMESPACES)
 def test_classifier_same_predictions(dispatch, name, device):
     X, _, labels = data(n=300)
-    kw = dict(gamma=0.3, lam=1e-3, n_centers=60, **CONVERGED)
+    kw = dict(gamma=0.3, lam=1e-3, n_components=60, **CONVERGED)
     ref = NystroemKRRClassifier(**kw).fit(X, labels)
     Xd = convert(X, name, device)
     model = NystroemKRRClassifier(**kw).fit(Xd, convert(labels, name, device))
@@ -168,8 +169,8 @@ def test_classifier_same_predictions(dispatch, name, device):
         RandomFourierFeatures(n_components=20, random_state=0),
         Nystroem(n_components=20, random_state=0),
         KernelRidge(lam=0.1),
-        NystroemKRR(n_centers=20, random_state=0),
-        NystroemKRRClassifier(n_centers=20, random_state=0),
+        NystroemKRR(n_components=20, random_state=0),
+        NystroemKRRClassifier(n_components=20, random_state=0),
     ],
     ids=lambda e: type(e).__name__,
 )
@@ -189,7 +190,7 @@ def test_numpy_input_keeps_numpy_path(dispatch):
     out = RandomFourierFeatures(n_components=32, random_state=0).fit(X).transform(X)
     assert isinstance(out, np.ndarray)
     np.testing.assert_allclose(out, ref, rtol=1e-12, atol=0)
-    assert isinstance(NystroemKRR(n_centers=20).fit(X, y).dual_coef_, np.ndarray)
+    assert isinstance(NystroemKRR(n_components=20).fit(X, y).dual_coef_, np.ndarray)
 
 
 def test_fitted_elsewhere_is_refused(monkeypatch):
@@ -250,17 +251,17 @@ def test_not_positive_definite_warns_and_solves(dispatch):
 
 
 # -- the shim ----------------------------------------------------------------------------------
-def test_cholesky_upper_adds_the_smallest_jitter_that_works():
+def test_cholesky_jitter_adds_the_smallest_jitter_that_works():
     rng = np.random.default_rng(1)
     B = rng.normal(size=(6, 3))
     A = B @ B.T  # rank 3: needs a jitter
-    T, shift = aa.cholesky_upper(xs.asarray(A), xs, "A")
+    T, shift = cholesky_jitter(xs.asarray(A), xp=xs, name="A")
     T = aa.to_numpy(T)
     assert shift > 0
     np.testing.assert_allclose(T.T @ T, A + shift * np.eye(6), atol=1e-12)
     assert np.allclose(T, np.triu(T))
-    with pytest.raises(ValueError, match="A is not positive definite"):
-        aa.cholesky_upper(xs.asarray(-1e9 * np.eye(3)), xs, "A")
+    with pytest.raises(NotPositiveDefiniteError, match="A is not positive definite"):
+        cholesky_jitter(xs.asarray(-1e9 * np.eye(3)), xp=xs, name="A")
 
 
 @pytest.mark.parametrize("transpose", [False, True])
@@ -289,23 +290,22 @@ def test_solve_triangular(name, device, upper, transpose):
 
 def test_block_rows_budget_and_errors(monkeypatch):
     assert aa.block_rows(1024, None, xp=xs, device=None) == 256 * 1024
-    assert aa.block_rows(1024, 2, xp=xs, device=None) == 2048
-    with pytest.raises(ValueError, match="block_memory=0.001 MB cannot hold one row"):
-        aa.block_rows(2**20, 0.001, xp=xs, device=None)
+    assert aa.block_rows(1024, 2, xp=xs, device=None) == 2  # block_size is rows
     # an accelerator with 1 GB free
     monkeypatch.setattr(aa, "free_memory", lambda xp, device: 2**30)
     assert aa.block_rows(2**20, None, xp=xs, device="gpu", resident=2**29) == 256
-    with pytest.raises(ValueError, match="block_memory=800 MB does not fit"):
+    assert aa.block_rows(2**20, 400, xp=xs, device="gpu", resident=2**29) == 400
+    with pytest.raises(ValueError, match="block_size=800 rows .* do not fit"):
         aa.block_rows(2**20, 800, xp=xs, device="gpu", resident=2**29)
-    with pytest.raises(ValueError, match="no block_memory fits"):
+    with pytest.raises(ValueError, match="no block_size fits"):
         aa.block_rows(2**20, None, xp=xs, device="gpu", resident=2**30)
 
 
 def test_nystroem_krr_refuses_a_block_that_does_not_fit(dispatch, monkeypatch):
     X, y, _ = data()
     monkeypatch.setattr(aa, "free_memory", lambda xp, device: 2**20)  # a 1 MB device
-    model = NystroemKRR(n_centers=100, block_memory=4, random_state=0)
-    with pytest.raises(ValueError, match="block_memory=4 MB does not fit"):
+    model = NystroemKRR(n_components=100, block_size=2000, random_state=0)
+    with pytest.raises(ValueError, match="block_size=2000 rows .* do not fit"):
         model.fit(xs.asarray(X), xs.asarray(y))
     with pytest.raises(ValueError, match="do not fit"):
         KernelRidge().fit(xs.asarray(np.vstack([X] * 2)), xs.asarray(np.concatenate([y] * 2)))
@@ -328,8 +328,8 @@ def test_falkon_callback_and_history_on_torch(dispatch):
     X, y, _ = data()
     seen = []
     model = NystroemKRR(
-        n_centers=30,
-        maxiter=4,
+        n_components=30,
+        max_iter=4,
         tol=0,
         random_state=0,
         callback=lambda it, a, r: seen.append((it, type(a), r)),
@@ -341,13 +341,13 @@ def test_falkon_callback_and_history_on_torch(dispatch):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAVE_CUDA, reason="needs a CUDA device")
-def test_cuda_block_memory_beyond_the_device_is_refused(dispatch):
+def test_cuda_block_size_beyond_the_device_is_refused(dispatch):
     import torch
 
     X, y, _ = data()
     free = aa.free_memory(aa.namespace_of(torch.ones(1, device="cuda")), torch.device("cuda"))
-    model = NystroemKRR(n_centers=50, block_memory=2 * free / 2**20, random_state=0)
-    with pytest.raises(ValueError, match="block_memory=.* does not fit"):
+    model = NystroemKRR(n_components=50, block_size=free // 100, random_state=0)
+    with pytest.raises(ValueError, match="block_size=.* do not fit"):
         model.fit(torch.asarray(X, device="cuda"), torch.asarray(y, device="cuda"))
 
 
@@ -355,7 +355,7 @@ def test_nystroem_krr_device_path_warns_when_tol_is_not_reached(dispatch):
     # issue 18's convergence warning holds for array-API input too
     X, y, _ = data()
     with pytest.warns(ConvergenceWarning, match="relative residual of the preconditioned"):
-        NystroemKRR(n_centers=30, maxiter=1, tol=1e-12, random_state=0).fit(
+        NystroemKRR(n_components=30, max_iter=1, tol=1e-12, random_state=0).fit(
             xs.asarray(X), xs.asarray(y)
         )
 
@@ -378,7 +378,7 @@ def repeated_rows(n=400, seed=0):
 def test_device_path_deduplicates_centres_as_numpy(dispatch, name, device):
     # issue 18, item 2 on the device path: the same distinct centres as the numpy path
     X, y = repeated_rows()
-    kw = dict(gamma=0.5, lam=1e-6, n_centers=20, **CONVERGED)
+    kw = dict(gamma=0.5, lam=1e-6, n_components=20, **CONVERGED)
     ref = NystroemKRR(**kw).fit(X, y)
     assert len(np.unique(ref.centers_, axis=0)) == 20
     Xd = convert(X, name, device)
@@ -390,8 +390,8 @@ def test_device_path_deduplicates_centres_as_numpy(dispatch, name, device):
     assert np.sqrt(np.mean((got - y) ** 2)) < 0.2
     # more centres than distinct rows: the same warning and the 32 distinct rows
     with pytest.warns(UserWarning, match="only 32 distinct rows"):
-        model = NystroemKRR(**{**kw, "n_centers": 50}).fit(Xd, convert(y, name, device))
-    assert model.n_centers_ == 32
+        model = NystroemKRR(**{**kw, "n_components": 50}).fit(Xd, convert(y, name, device))
+    assert model.n_components_ == 32
     assert len(np.unique(aa.to_numpy(model.centers_), axis=0)) == 32
 
 
@@ -402,7 +402,7 @@ def test_device_path_sample_weight_matches_numpy(dispatch, name, device, precomp
     rng = np.random.default_rng(1)
     sw = rng.uniform(0.2, 3.0, size=len(X))
     sw[::7] = 0.0  # weight-zero points are left out and never become centres
-    kw = dict(gamma=0.3, lam=1e-3, n_centers=60, precompute=precompute, **CONVERGED)
+    kw = dict(gamma=0.3, lam=1e-3, n_components=60, precompute=precompute, **CONVERGED)
     ref = NystroemKRR(**kw).fit(X, y, sample_weight=sw)
     Xd = convert(X, name, device)
     model = NystroemKRR(**kw).fit(Xd, convert(y, name, device), sample_weight=sw)
@@ -425,7 +425,7 @@ def test_device_path_sample_weight_matches_numpy(dispatch, name, device, precomp
 def test_device_classifier_sample_weight_matches_numpy(dispatch, name, device):
     X, _, labels = data(n=300)
     sw = np.random.default_rng(2).uniform(0.5, 2.0, size=len(X))
-    kw = dict(gamma=0.3, lam=1e-3, n_centers=60, **CONVERGED)
+    kw = dict(gamma=0.3, lam=1e-3, n_components=60, **CONVERGED)
     ref = NystroemKRRClassifier(**kw).fit(X, labels, sample_weight=sw)
     Xd = convert(X, name, device)
     model = NystroemKRRClassifier(**kw).fit(
@@ -442,3 +442,22 @@ def test_device_path_sample_weight_errors_name_it(dispatch):
         NystroemKRR().fit(xs.asarray(X), xs.asarray(y), sample_weight=-np.ones(40))
     with pytest.raises(ValueError, match="sample_weight"):
         NystroemKRR().fit(xs.asarray(X), xs.asarray(y), sample_weight=np.ones(39))
+
+
+def test_gram_block_with_one_gamma_per_feature(dispatch):
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(12, 3)), rng.normal(size=(7, 3))
+    kernel = kn.RBF([0.2, 1.5, 0.7])
+    got = devices.gram_block(kernel, xs.asarray(X), xs.asarray(Y), xp=xs)
+    np.testing.assert_allclose(aa.to_numpy(got), kernel(X, Y), atol=1e-12)
+    with pytest.raises(ValueError, match="gamma has 3 entries"):
+        devices.gram_block(kernel, xs.asarray(X[:, :2]), xs.asarray(Y[:, :2]), xp=xs)
+
+
+def test_nystroem_krr_with_one_gamma_per_feature_on_another_library(dispatch):
+    X, y, _ = data()
+    gamma = np.linspace(0.1, 0.5, X.shape[1])
+    kw = dict(gamma=gamma, lam=1e-3, n_components=40, **CONVERGED)
+    ref = NystroemKRR(**kw).fit(X, y)
+    got = NystroemKRR(**kw).fit(xs.asarray(X), xs.asarray(y))
+    np.testing.assert_allclose(aa.to_numpy(got.predict(xs.asarray(X))), ref.predict(X), atol=1e-8)

@@ -46,8 +46,8 @@ def test_feature_ridge_equals_streaming(client, k):
     features = RandomFourierFeatures(gamma=0.5, n_components=40, random_state=0)
     Xd = da.from_array(X, chunks=(200, 2)).persist()
     yd = da.from_array(y, chunks=200 if k == 1 else (200, k))
-    model = DaskFeatureRidge(features, lam=1e-4).fit(Xd, yd)
-    ref = StreamingFeatureRidge(features, lam=1e-4, block_size=200).fit(X, y)
+    model = DaskFeatureRidge(features, lam=0.1, fit_intercept=True).fit(Xd, yd)
+    ref = StreamingFeatureRidge(features, lam=0.1, fit_intercept=True, block_size=200).fit(X, y)
     np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(model.intercept_, ref.intercept_, rtol=1e-8, atol=1e-10)
     assert model.n_samples_seen_ == len(X)
@@ -67,7 +67,7 @@ def test_feature_ridge_with_a_fitted_nystroem_map(client):
 @pytest.mark.parametrize("precompute,k", [(False, 1), (True, 2)])
 def test_falkon_equals_in_memory(client, precompute, k):
     X, y = data(k=k)
-    kw = dict(gamma=0.5, lam=1e-3, n_centers=50, maxiter=30, tol=1e-9, random_state=0)
+    kw = dict(gamma=0.5, lam=1e-3, n_components=50, max_iter=30, tol=1e-9, random_state=0)
     Xd = da.from_array(X, chunks=(300, 4)).persist()
     model = DaskNystroemKRR(precompute=precompute, **kw).fit(Xd, da.from_array(y, chunks=300))
     ref = NystroemKRR(precompute=precompute, **kw).fit(X, y)
@@ -83,6 +83,6 @@ def test_bad_inputs_are_named(client):
     with pytest.raises(TypeError, match="X must be a dask.array.Array"):
         DaskFeatureRidge().fit(X, y)
     with pytest.raises(ValueError, match="y must have shape"):
-        DaskNystroemKRR(n_centers=5).fit(da.from_array(X), da.from_array(y[:10]))
+        DaskNystroemKRR(n_components=5).fit(da.from_array(X), da.from_array(y[:10]))
     with pytest.raises(ValueError, match="lam must be a number > 0"):
         DaskFeatureRidge(lam=0).fit(da.from_array(X), y)

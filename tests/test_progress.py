@@ -131,24 +131,24 @@ def fits():
         (
             "NystroemKRR",
             lambda v: NystroemKRR(
-                n_centers=40, maxiter=8, tol=1e-12, random_state=0, verbose=v
+                n_components=40, max_iter=8, tol=1e-12, random_state=0, verbose=v
             ).fit(Xr, yr),
         ),
         (
             "NystroemKRR-precompute",
             lambda v: NystroemKRR(
-                n_centers=40, maxiter=8, tol=1e-12, precompute=True, random_state=0, verbose=v
+                n_components=40, max_iter=8, tol=1e-12, precompute=True, random_state=0, verbose=v
             ).fit(Xr, yr),
         ),
         (
             "NystroemKRRClassifier",
             lambda v: NystroemKRRClassifier(
-                n_centers=40, maxiter=8, tol=1e-12, random_state=0, verbose=v
+                n_components=40, max_iter=8, tol=1e-12, random_state=0, verbose=v
             ).fit(X, y),
         ),
         (
             "FeatureSGDClassifier",
-            lambda v: FeatureSGDClassifier(batch_rows=20, random_state=0, verbose=v).fit(X, y),
+            lambda v: FeatureSGDClassifier(block_size=20, random_state=0, verbose=v).fit(X, y),
         ),
         (
             "FeatureRidge-sparse",
@@ -156,7 +156,7 @@ def fits():
                 RandomBinningFeatures(n_grids=20, gamma=0.5, random_state=0),
                 lam=1e-3,
                 tol=1e-12,
-                maxiter=30,
+                max_iter=30,
                 verbose=v,
             ).fit(Xr, yr),
         ),
@@ -220,7 +220,7 @@ def test_sparse_ridge_cg_callback():
     seen = []
     with pytest.warns(ConvergenceWarning):
         _, _, history = sparse_ridge_cg(
-            Z, yr, 1e-3, tol=1e-14, maxiter=5, callback=lambda it, r: seen.append((it, r))
+            Z, yr, 1e-3, tol=1e-14, max_iter=5, callback=lambda it, r: seen.append((it, r))
         )
     assert [s[0] for s in seen] == [1, 2, 3, 4, 5]
     np.testing.assert_allclose([s[1] for s in seen], history[1:])
@@ -241,7 +241,7 @@ def test_device_path_reports_when_slow(slow_clock, capsys, monkeypatch):
     monkeypatch.setenv("SCIPY_ARRAY_API", "1")
     Xr, yr = regression()
     with sklearn.config_context(array_api_dispatch=True), pytest.warns(ConvergenceWarning):
-        NystroemKRR(n_centers=40, maxiter=8, tol=1e-12, random_state=0).fit(
+        NystroemKRR(n_components=40, max_iter=8, tol=1e-12, random_state=0).fit(
             xs.asarray(Xr), xs.asarray(yr)
         )
     err = capsys.readouterr().err

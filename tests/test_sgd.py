@@ -100,8 +100,8 @@ def test_feature_sgd_streams_blocks_like_one_pass(loss):
 
     X, y = _two_moons()
     feats = RandomFourierFeatures(gamma=2.0, n_components=200, random_state=0).fit(X)
-    one = FeatureSGDClassifier(feats, loss=loss, lam=1e-4, eta0=0.5, batch_rows=512).fit(X, y)
-    stream = FeatureSGDClassifier(feats, loss=loss, lam=1e-4, eta0=0.5, batch_rows=512)
+    one = FeatureSGDClassifier(feats, loss=loss, lam=1e-4, eta0=0.5, block_size=512).fit(X, y)
+    stream = FeatureSGDClassifier(feats, loss=loss, lam=1e-4, eta0=0.5, block_size=512)
     for part in np.array_split(np.arange(len(X)), 7):
         stream.partial_fit(X[part], y[part], classes=[0, 1])
     # the same steps in the same order: the same averaged weights

@@ -6,7 +6,8 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from kernelcourse.features import RandomBinningFeatures
-from kernelcourse.ridge import FeatureRidge, preconditioned_cg, sparse_ridge_cg
+from kernelcourse.ridge import FeatureRidge, sparse_ridge_cg
+from kernelcourse.solvers import block_cg
 
 
 def binned(n=300, d=3, P=8, gamma=1.0, seed=0, targets=1):
@@ -33,7 +34,7 @@ def direct(Z, Y, lam, fit_intercept=False):
 def test_block_jacobi_cg_matches_direct_solve(fit_intercept, targets):
     _, Y, _, Z = binned(targets=targets)
     lam = 0.05
-    W, b, history = sparse_ridge_cg(Z, Y, lam, fit_intercept=fit_intercept, tol=1e-12, maxiter=500)
+    W, b, history = sparse_ridge_cg(Z, Y, lam, fit_intercept=fit_intercept, tol=1e-12, max_iter=500)
     ref = direct(Z, Y, lam, fit_intercept)
     got = np.vstack([W.reshape(len(W), -1), np.reshape(b, (1, -1))]) if fit_intercept else W
     np.testing.assert_allclose(got.reshape(ref.shape), ref, atol=1e-8 * np.abs(ref).max())
@@ -65,10 +66,12 @@ def test_block_jacobi_helps_when_cell_counts_spread():
     A = lambda V: Z.rmatvec(Z @ V) + lam * V  # noqa: E731
     rhs = Z.rmatvec(y[:, None])
     diag = Z.column_sq_norms() + lam
-    w_star, _ = preconditioned_cg(A, rhs, diag, tol=1e-12, maxiter=3000)
+    w_star = block_cg(
+        A, rhs, preconditioner=lambda R: R / diag[:, None], tol=1e-12, max_iter=3000
+    ).x
     errors = {}
     for name, d in (("block Jacobi", diag), ("none", np.ones_like(diag))):
-        w, _ = preconditioned_cg(A, rhs, d, tol=0.0, maxiter=10)
+        w = block_cg(A, rhs, preconditioner=lambda R, d=d: R / d[:, None], tol=0.0, max_iter=10).x
         errors[name] = np.linalg.norm(Z @ (w - w_star)) / np.linalg.norm(Z @ w_star)
     assert errors["block Jacobi"] < errors["none"] / 2
 
@@ -76,7 +79,7 @@ def test_block_jacobi_helps_when_cell_counts_spread():
 def test_warns_with_residual_when_not_converged():
     _, y, _, Z = binned()
     with pytest.warns(ConvergenceWarning, match=r"relative residual .*\d\.\d+e-\d+ > tol"):
-        sparse_ridge_cg(Z, y, 1e-6, tol=1e-14, maxiter=2)
+        sparse_ridge_cg(Z, y, 1e-6, tol=1e-14, max_iter=2)
 
 
 def test_bad_arguments():
@@ -85,8 +88,8 @@ def test_bad_arguments():
         sparse_ridge_cg(Z.toarray(), y, 1.0)
     with pytest.raises(ValueError, match="lam"):
         sparse_ridge_cg(Z, y, 0.0)
-    with pytest.raises(ValueError, match="maxiter"):
-        sparse_ridge_cg(Z, y, 1.0, maxiter=0)
+    with pytest.raises(ValueError, match="max_iter"):
+        sparse_ridge_cg(Z, y, 1.0, max_iter=0)
     with pytest.raises(ValueError, match="tol"):
         sparse_ridge_cg(Z, y, 1.0, tol=-1)
     with pytest.raises(ValueError, match="rows"):
@@ -101,7 +104,7 @@ def test_feature_ridge_on_binning_features(fit_intercept):
         lam=0.05,
         fit_intercept=fit_intercept,
         tol=1e-12,
-        maxiter=500,
+        max_iter=500,
     ).fit(X, y)
     ref = direct(Z, y, 0.05, fit_intercept)
     np.testing.assert_allclose(model.coef_, ref[: Z.shape[1]], atol=1e-8 * np.abs(ref).max())
@@ -110,7 +113,7 @@ def test_feature_ridge_on_binning_features(fit_intercept):
     expected = Zq @ ref[: Z.shape[1]] + (ref[-1] if fit_intercept else 0.0)
     np.testing.assert_allclose(model.predict(X[:9]), expected, atol=1e-8)
     # a sparse X with φ(x) = x goes the same way
-    direct_sparse = FeatureRidge(lam=0.05, tol=1e-12, maxiter=500).fit(Z, y)
+    direct_sparse = FeatureRidge(lam=0.05, tol=1e-12, max_iter=500).fit(Z, y)
     np.testing.assert_allclose(direct_sparse.predict(Z[:9]), Zq @ direct(Z, y, 0.05), atol=1e-8)
     with pytest.raises(ValueError, match="lam must be > 0"):
         FeatureRidge(lam=0.0).fit(Z, y)
@@ -142,8 +145,8 @@ def test_bin_codes_multiply_like_the_csr_matrix():
 def test_solver_on_codes_equals_solver_on_csr():
     X, y, rb, Z = binned()
     codes = rb.transform_codes(X)
-    W1, b1, _ = sparse_ridge_cg(Z, y, 0.1, fit_intercept=True, tol=1e-10, maxiter=500)
-    W2, b2, _ = sparse_ridge_cg(codes, y, 0.1, fit_intercept=True, tol=1e-10, maxiter=500)
+    W1, b1, _ = sparse_ridge_cg(Z, y, 0.1, fit_intercept=True, tol=1e-10, max_iter=500)
+    W2, b2, _ = sparse_ridge_cg(codes, y, 0.1, fit_intercept=True, tol=1e-10, max_iter=500)
     np.testing.assert_allclose(W1, W2, atol=1e-9)
     assert b1 == pytest.approx(b2, abs=1e-9)
 
@@ -155,7 +158,7 @@ def test_sample_weight_on_sparse_features_is_repeating_rows(fit_intercept):
     X, y, rb, Z = binned(n=120)
     sw = np.random.default_rng(1).integers(0, 3, size=len(X)).astype(float)
     rep = np.repeat(np.arange(len(X)), sw.astype(int))
-    kw = {"lam": 0.05, "fit_intercept": fit_intercept, "tol": 1e-12, "maxiter": 2000}
+    kw = {"lam": 0.05, "fit_intercept": fit_intercept, "tol": 1e-12, "max_iter": 2000}
     for transformer, data in ((rb, X), (None, Z)):
         weighted = FeatureRidge(transformer, **kw).fit(data, y, sample_weight=sw)
         repeated = FeatureRidge(transformer, **kw).fit(data[rep], y[rep])

@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import devices
-from .._array_api import namespace_of
+from .._array_api import device_of, namespace_of
 from .._threads import for_each_row_block
 from .._validation import as_float_matrix
 from ..kernels import Kernel, resolve_kernel
@@ -385,6 +385,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def __init__(
         self,
         kernel="rbf",
+        *,
         gamma=None,
         n_components=100,
         map="cos",
@@ -434,8 +435,15 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         """
         xp = namespace_of(X)
         if xp is not None:  # array-API input: the draws are made on the host, as below
-            names = ("omega_", "offset_", "weights_")
-            return devices.fit_on_host(self, X, xp, names, whole=self.sampling == "leverage")
+            X = validate_data(self, X, dtype=[xp.float64, xp.float32])
+            self._fit_host(devices.host_copy(X, whole=self.sampling == "leverage"))
+            fitted = {name: getattr(self, name) for name in ("omega_", "offset_", "weights_")}
+            vars(self).update(devices.to_device(fitted, xp, device_of(X)))
+            return self
+        return self._fit_host(X)
+
+    def _fit_host(self, X):
+        """:meth:`fit` on numpy (or array-like) X."""
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         self._compute_dtype(X)

@@ -30,7 +30,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import devices
+from .. import _array_api, devices
 from .._array_api import namespace_of
 from .._threads import for_each_row_block
 from .._validation import as_float_matrix, as_float_vector, check_positive
@@ -159,8 +159,9 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     ----------
     kernel : str or Kernel, default="rbf"
         One of ``kernelcourse.kernels.KERNEL_NAMES`` or a :class:`~kernelcourse.kernels.Kernel`.
-    gamma : float > 0 or None, default=None
-        γ of the "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features.
+    gamma : float > 0, array-like of shape (n_features,) or None, default=None
+        γ of the "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features. An
+        array gives the RBF kernel one γ_k per feature.
     n_components : int >= 1, default=100
         Number m of landmarks. If m > N, m = N is used (with a warning).
     rank : int >= 1 or None, default=None
@@ -246,7 +247,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "sampling": [StrOptions({"uniform", "leverage"})],
@@ -297,13 +298,24 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         if xp is not None and self.sampling == "leverage":  # scores computed on the host
             names = ("components_", "component_indices_", "eigenvalues_", "normalization_")
             names += ("leverage_scores_",)
-            return devices.fit_on_host(self, X, xp, names, whole=True)
+            X = validate_data(self, X, dtype=[xp.float64, xp.float32])
+            self._fit_host(devices.host_copy(X, whole=True))
+            fitted = {name: getattr(self, name) for name in names}
+            vars(self).update(devices.to_device(fitted, xp, _array_api.device_of(X)))
+            return self
         self._validate_params()
         if xp is not None:
             X = validate_data(self, X, dtype=[xp.float64, xp.float32])
             kernel = self._resolve_kernel(X.shape[1])
             rng = check_random_state(self.random_state)
-            return devices.nystroem_fit(self, X, xp, rng, kernel, RankDeficiencyWarning)
+            fitted = devices.nystroem_fit(self, X, xp, rng, kernel, RankDeficiencyWarning)
+            vars(self).update(fitted)
+            return self
+        return self._fit_host(X)
+
+    def _fit_host(self, X):
+        """:meth:`fit` on numpy (or array-like) X."""
+        self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         kernel = self._resolve_kernel(X.shape[1])
         rng = check_random_state(self.random_state)

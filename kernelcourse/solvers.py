@@ -1,0 +1,512 @@
+r"""The solver core: one conjugate gradient, one FALKON preconditioner, one jittered Cholesky.
+
+Every iterative solve in the package runs here: Nyström kernel ridge regression by FALKON on
+numpy, on other array libraries (:mod:`kernelcourse.devices`) and on Dask
+(:mod:`kernelcourse.distributed`), streaming and sparse feature ridge
+(:mod:`kernelcourse.scale`, :mod:`kernelcourse.ridge`), and the Newton steps of
+:class:`~kernelcourse.svm.PrimalSVC`. The functions take the array namespace ``xp`` and the
+operator as a callable, so this module knows nothing of devices, clusters or estimators; the
+callers pass ``xp=None`` for numpy.
+
+* :func:`block_cg` — preconditioned conjugate gradients (Hestenes & Stiefel 1952; Saad 2003,
+  algorithm 9.1) for several right-hand sides at once: each column has its own step sizes and
+  all share one call of the operator per iteration, which is what counts when one product is
+  a pass over the data. A search direction with :math:`p^T H p` at round-off level (a
+  numerically singular H, float32 products) ends the recursion of that column: the best
+  iterate so far is kept and the result says so (``status="breakdown"``), as scipy's ``cg``
+  and FALKON do. Only a clearly negative :math:`p^T H p` raises, since H is then indefinite
+  and CG does not apply.
+* :class:`FalkonPreconditioner` — :math:`B = T^{-1}A^{-1}/\sqrt n` with
+  :math:`T = \operatorname{chol}(K_{MM})`, :math:`A = \operatorname{chol}(TT^T/M + \lambda I)`
+  (Rudi, Carratino & Rosasco 2017, algorithm 1), built once and applied;
+  :func:`falkon_solve` runs CG on :math:`B^T H B\beta = B^T K_{nM}^T y` and measures the true
+  residual at the end.
+* :func:`cholesky_jitter` — an upper Cholesky factor with the smallest diagonal jitter that
+  succeeds; :class:`NotPositiveDefiniteError` when none does.
+
+References
+----------
+M. R. Hestenes, E. Stiefel. Methods of conjugate gradients for solving linear systems. J. Res.
+NBS 49 (1952). Y. Saad. Iterative Methods for Sparse Linear Systems, 2nd ed. (2003), ch. 9.
+A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
+G. Meanti, L. Carratino, L. Rosasco, A. Rudi. Kernel methods through the roof. NeurIPS 2020.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import linalg
+from sklearn.exceptions import ConvergenceWarning
+
+from . import _array_api as aa
+
+__all__ = [
+    "NotPositiveDefiniteError",
+    "CGResult",
+    "block_cg",
+    "conjugate_gradient",
+    "cholesky_jitter",
+    "FalkonPreconditioner",
+    "falkon_solve",
+    "warn_unconverged",
+]
+
+
+class NotPositiveDefiniteError(np.linalg.LinAlgError):
+    """A matrix or operator that must be symmetric positive definite is not, beyond round-off.
+
+    A subclass of :class:`numpy.linalg.LinAlgError` (itself a ValueError)."""
+
+
+@dataclass
+class CGResult:
+    """What :func:`block_cg` returns.
+
+    Attributes
+    ----------
+    x : array of shape (n, k)
+        The best iterate of each column (smallest recursion residual seen).
+    history : list of float
+        :math:`\\max_j \\|b_j - H x_j\\| / \\|b_j\\|` after each iteration (1 at x = 0), as the
+        recursion computes it.
+    n_iter : int
+    status : {"converged", "max_iter", "breakdown"}
+        "breakdown": some column stopped because :math:`p^T H p` fell to round-off level
+        before reaching ``tol``.
+    residual : float
+        The relative residual of the returned x (the best iterates).
+    """
+
+    x: object
+    history: list = field(default_factory=list)
+    n_iter: int = 0
+    status: str = "converged"
+    residual: float = 1.0
+
+
+def _xp(xp):
+    return np if xp is None else xp
+
+
+def _colnorm(A, xp):
+    return xp.sqrt(xp.sum(A * A, axis=0))
+
+
+def block_cg(
+    matvec, B, *, xp=None, preconditioner=None, max_iter=20, tol=1e-7, callback=None, eps=None
+):
+    r"""Preconditioned conjugate gradients for :math:`H X = B`, B of shape (n, k).
+
+    No validation and no warnings (see :func:`conjugate_gradient` for both): the callers own
+    their messages.
+
+    Parameters
+    ----------
+    matvec : callable
+        ``matvec(P)`` returns H P for an (n, k) array P of ``xp``.
+    B : array of shape (n, k)
+    xp : array namespace or None (numpy)
+    preconditioner : callable or None
+        ``preconditioner(R)`` returns :math:`M^{-1} R` for a symmetric positive definite M.
+    max_iter, tol : int, float
+        Stop after ``max_iter`` iterations, or once every column's relative residual
+        :math:`\|b_j - H x_j\| / \|b_j\|` is at most ``tol``.
+    callback : callable or None
+        ``callback(iteration, X, relative_residual)`` after every iteration.
+    eps : float or None
+        The relative precision of ``matvec`` (float32 products: 1.2e-7); None means the
+        machine epsilon of B. With :math:`\|H\|` estimated from below by the largest
+        :math:`\|Hp\|/\|p\|` seen, a column whose :math:`p^T H p \le 10\sqrt n\,\varepsilon
+        \|H\|\|p\|^2` stops there (breakdown at round-off level), and :math:`p^T H p <
+        -\sqrt\varepsilon\,\|H\|\|p\|^2` raises :class:`NotPositiveDefiniteError`.
+
+    Returns
+    -------
+    CGResult
+    """
+    xp = _xp(xp)
+    eps = float(xp.finfo(B.dtype).eps) if eps is None else float(eps)
+    X = xp.zeros_like(B)
+    R = B
+    Zr = R if preconditioner is None else preconditioner(R)
+    P = Zr
+    bnorm = _colnorm(B, xp)
+    bnorm = xp.where(bnorm == 0, 1.0, bnorm)
+    rz = xp.sum(R * Zr, axis=0)
+    res = _colnorm(R, xp) / bnorm
+    best_X, best_res = X, res
+    frozen = xp.zeros(res.shape, dtype=xp.bool)
+    history = [float(xp.max(res))]
+    norm_H = 0.0
+    roundoff = 10 * eps * math.sqrt(B.shape[0])
+    status = "max_iter"
+    it = 0
+    while it < max_iter:
+        if history[-1] <= tol:
+            status = "converged"
+            break
+        it += 1
+        HP = matvec(P)
+        pHp = xp.sum(P * HP, axis=0)
+        pp = xp.sum(P * P, axis=0)
+        # ‖H‖ from below (the largest ‖Hp‖/‖p‖ seen): round-off in pᵀHp is about ε‖H‖‖p‖²
+        ratio = _colnorm(HP, xp) / xp.sqrt(xp.where(pp > 0, pp, 1.0))
+        norm_H = max(norm_H, float(xp.max(ratio)))
+        scale = norm_H * pp
+        bad = pHp < -math.sqrt(eps) * scale
+        if bool(xp.any(bad)):
+            j = int(xp.argmax(xp.astype(bad, xp.int64)))
+            raise NotPositiveDefiniteError(
+                f"the operator is not positive definite: pᵀHp = {float(pHp[j]):.3g} < 0 for a "
+                f"search direction at iteration {it} (‖H‖‖p‖² ≥ {float(scale[j]):.3g}); "
+                "conjugate gradients need a symmetric positive definite H."
+            )
+        # no curvature left above round-off: this column's recursion ends here
+        frozen = frozen | (pHp <= roundoff * scale)
+        live = ~frozen
+        step = xp.where(live, rz / xp.where(live, pHp, 1.0), 0.0)
+        X = X + step[None, :] * P
+        R = R - step[None, :] * HP
+        Zr = R if preconditioner is None else preconditioner(R)
+        rz_new = xp.sum(R * Zr, axis=0)
+        beta = xp.where(live & (rz > 0), rz_new / xp.where(rz > 0, rz, 1.0), 0.0)
+        P = xp.where(live[None, :], Zr + beta[None, :] * P, 0.0)
+        rz = rz_new
+        res = _colnorm(R, xp) / bnorm
+        better = res < best_res
+        best_X = xp.where(better[None, :], X, best_X)
+        best_res = xp.where(better, res, best_res)
+        history.append(float(xp.max(res)))
+        if callback is not None:
+            callback(it, X, history[-1])
+        if bool(xp.all(frozen | (res <= tol))):
+            status = "converged" if bool(xp.all(res <= tol)) else "breakdown"
+            break
+    else:
+        if history[-1] <= tol:
+            status = "converged"
+    return CGResult(best_X, history, it, status, float(xp.max(best_res)))
+
+
+def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preconditioner=None):
+    r"""Solve :math:`H x = b` for symmetric positive definite H given only ``matvec(v) = H v``.
+
+    :func:`block_cg` on numpy input, checked, with a
+    :class:`~sklearn.exceptions.ConvergenceWarning` naming the residual when ``tol`` is not
+    reached (after ``max_iter`` iterations, or at a breakdown at round-off level, where the
+    best iterate is returned).
+
+    Parameters
+    ----------
+    matvec : callable
+        ``matvec(V)`` returns H V for an (n, k) array V (k columns at once).
+    b : array-like of shape (n,) or (n, k)
+        Each column runs its own CG recursion; all share one call of ``matvec`` per iteration.
+    max_iter : int >= 1, default=20
+    tol : float >= 0, default=1e-7
+        Stop once the relative residual :math:`\|b - Hx\| / \|b\|` of every column is below.
+    callback : callable or None
+        Called as ``callback(iteration, x, relative_residual)`` after every step.
+    preconditioner : callable or None
+        ``preconditioner(R)`` returns :math:`M^{-1} R` for an (n, k) array R.
+
+    Returns
+    -------
+    x : ndarray, shape of ``b``
+    history : ndarray
+        Relative residual :math:`\max_j \|b_j - H x_j\| / \|b_j\|` after each iteration
+        (``history[0] = 1`` is the starting point x = 0).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is of the wrong type or out of range (the error names it), or if
+        ``matvec`` returns the wrong shape, NaN or infinity.
+    NotPositiveDefiniteError
+        If a search direction shows H is clearly not positive definite.
+    """
+    if not callable(matvec):
+        raise TypeError(f"matvec must be a callable returning H @ V, got {matvec!r}.")
+    for name, value in (("callback", callback), ("preconditioner", preconditioner)):
+        if value is not None and not callable(value):
+            raise TypeError(f"{name} must be None or callable, got {value!r}.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}.")
+    b_arr = np.asarray(b)
+    if b_arr.dtype == object or not np.issubdtype(b_arr.dtype, np.number):
+        raise TypeError(f"b must be a numeric array, got dtype {b_arr.dtype}.")
+    if np.iscomplexobj(b_arr):
+        raise TypeError(f"b must be real-valued, got dtype {b_arr.dtype}.")
+    if b_arr.ndim not in (1, 2) or b_arr.size == 0:
+        raise ValueError(f"b must be a non-empty array of shape (n,) or (n, k), got {b_arr.shape}.")
+    if not np.isfinite(b_arr).all():
+        raise ValueError("b contains NaN or infinity.")
+    vector = b_arr.ndim == 1
+    B = np.asarray(b_arr, dtype=np.float64).reshape(len(b_arr), -1)
+
+    def checked(V):
+        HV = np.asarray(matvec(V[:, 0] if vector else V), dtype=np.float64)
+        if HV.shape != V.shape and HV.size == V.size:
+            HV = HV.reshape(V.shape)
+        if HV.shape != V.shape:
+            raise ValueError(
+                f"matvec returned shape {HV.shape} for an input of shape {V.shape}; it must "
+                "return H @ V of the same shape."
+            )
+        if not np.isfinite(HV).all():
+            raise ValueError("matvec returned NaN or infinity.")
+        return HV
+
+    cb = None
+    if callback is not None:
+
+        def cb(it, X, res):
+            callback(it, X[:, 0] if vector else X, res)
+
+    prec = None
+    if preconditioner is not None:
+
+        def prec(R):
+            return np.asarray(preconditioner(R[:, 0] if vector else R), np.float64).reshape(R.shape)
+
+    result = block_cg(
+        checked, B, preconditioner=prec, max_iter=int(max_iter), tol=float(tol), callback=cb
+    )
+    warn_unconverged("conjugate_gradient", result, tol, stacklevel=3)
+    x = result.x[:, 0] if vector else result.x
+    return x, np.asarray(result.history)
+
+
+def warn_unconverged(
+    name, result, tol, *, measured=None, floor=0.0, quantity="relative residual", stacklevel=2
+):
+    """The :class:`~sklearn.exceptions.ConvergenceWarning` of a CG solve that missed ``tol``.
+
+    ``measured`` is the residual recomputed with one more product (FALKON), which round-off
+    can carry away from the recursion's; beyond 100× the recursion's and ``floor`` (the
+    product's own precision) CG has drifted, and the warning says so. ``quantity`` names the
+    residual in the message.
+    """
+    claimed = result.residual
+    if measured is not None and measured > max(100 * max(claimed, tol), floor):
+        message = (
+            f"{name}: conjugate gradients drifted: the {quantity} is {measured:.3g} "
+            f"although the CG recursion reported {claimed:.3g}; round-off took over (the "
+            "system is nearly singular). Raise lam, use fewer centres or float64."
+        )
+    elif result.status == "breakdown" and claimed > tol:
+        message = (
+            f"{name}: conjugate gradients stopped at iteration {result.n_iter}, where a search "
+            "direction had no curvature left above round-off (pᵀHp ≈ 0: the system is "
+            f"numerically singular); the best iterate has {quantity} {claimed:.2e} > "
+            f"tol={tol:g}. Raise lam (or use float64) for a tighter solution."
+        )
+    elif result.status == "max_iter" and claimed > tol:
+        message = (
+            f"{name} did not reach tol={tol:g} in max_iter={result.n_iter} conjugate-gradient "
+            f"iterations: {quantity} {claimed:.2e} > tol={tol:g}; raise max_iter (or "
+            "tol)."
+        )
+    else:
+        return
+    warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
+
+
+# -- Cholesky with jitter --------------------------------------------------------------------------
+def _cholesky_lower(A, xp):
+    if xp is np:
+        try:
+            return linalg.cholesky(A, lower=True, check_finite=False)
+        except linalg.LinAlgError:
+            return None
+    return aa._cholesky_lower(A, xp)
+
+
+def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
+    r"""Upper factor T with :math:`T^T T = A + sI` for the smallest shift
+    :math:`s = \varepsilon M \max(1, \max_i A_{ii}) \cdot 100^k` (k < ``max_tries``) that
+    succeeds, and s.
+
+    ``eps`` defaults to the machine epsilon of A's dtype; pass that of the precision A was
+    computed in (float32 kernel blocks). A may be modified in place.
+
+    Raises
+    ------
+    NotPositiveDefiniteError
+        When no shift up to :math:`100^{\text{max\_tries}-1}` times the first works; the
+        message names ``name``.
+    """
+    xp = _xp(xp)
+    M = A.shape[0]
+    eps = float(xp.finfo(A.dtype).eps) if eps is None else float(eps)
+    if not bool(xp.all(xp.isfinite(A))):
+        raise NotPositiveDefiniteError(f"{name} holds NaN or infinity.")
+    shift = eps * M * max(1.0, float(xp.max(xp.linalg.diagonal(A))))
+    added = 0.0
+    for _ in range(max_tries):
+        B = aa.add_to_diagonal(A, shift - added, xp)
+        added = shift
+        L = _cholesky_lower(B, xp)
+        if L is not None:
+            return L.T, shift
+        if B is not A:  # a copy: A is still unshifted
+            added = 0.0
+        shift *= 100
+    raise NotPositiveDefiniteError(
+        f"{name} is not positive definite even after adding {shift / 100:.1e}·I; is the "
+        "kernel positive semidefinite?"
+    )
+
+
+# -- FALKON ----------------------------------------------------------------------------------------
+class FalkonPreconditioner:
+    r"""The FALKON preconditioner :math:`B = T^{-1}A^{-1}/\sqrt n` (Rudi et al. 2017, alg. 1).
+
+    :math:`T^TT = K_{MM}` and :math:`A^TA = TT^T/M + \lambda I`, both by
+    :func:`cholesky_jitter`, so that :math:`B^T(K_{nM}^TK_{nM} + \lambda nK_{MM})B` is close to
+    the identity when M is of order 1/λ (up to log factors). ``kind=None`` is the identity
+    scaled by :math:`1/\sqrt n` (plain CG on the normal equations, for comparison).
+
+    Parameters
+    ----------
+    KMM : array of shape (M, M)
+        In the preconditioner's dtype (float64 where supported); its memory is reused.
+    lam : float
+    n : float
+        The number of points (or the sum of the sample weights).
+    xp : array namespace or None (numpy)
+    kind : {"falkon", None}
+    eps : float or None
+        The precision K_MM was computed in, which sets the first jitter of T.
+
+    Attributes
+    ----------
+    shift : float
+        The jitter that was added to K_MM.
+    """
+
+    def __init__(self, KMM, lam, n, *, xp=None, kind="falkon", eps=None):
+        self.xp = _xp(xp)
+        self.M = KMM.shape[0]
+        self.sqrt_n = math.sqrt(n)
+        self.kind = kind
+        self.shift = 0.0
+        if kind == "falkon":
+            self.T, self.shift = cholesky_jitter(KMM, xp=self.xp, name="K_MM", eps=eps)
+            del KMM
+            TTt = self.T @ self.T.T
+            TTt /= self.M
+            TTt = aa.add_to_diagonal(TTt, lam, self.xp)
+            self.A, _ = cholesky_jitter(TTt, xp=self.xp, name="T Tᵀ/M + λI")
+            self._KMM = None
+        else:
+            self.T = self.A = None
+            self._KMM = KMM
+
+    def apply(self, U):
+        """B U = T⁻¹ A⁻¹ U / √n."""
+        if self.T is None:
+            return U / self.sqrt_n
+        xp = self.xp
+        return aa.solve_triangular(self.T, aa.solve_triangular(self.A, U, xp), xp) / self.sqrt_n
+
+    def apply_t(self, U):
+        """Bᵀ U = A⁻ᵀ T⁻ᵀ U / √n."""
+        if self.T is None:
+            return U / self.sqrt_n
+        xp = self.xp
+        inner = aa.solve_triangular(self.T, U, xp, transpose=True)
+        return aa.solve_triangular(self.A, inner, xp, transpose=True) / self.sqrt_n
+
+    def kmm(self, V):
+        """K_MM V (as TᵀT V once K_MM itself is gone)."""
+        if self.T is None:
+            return self._KMM @ V
+        return self.T.T @ (self.T @ V)
+
+
+@dataclass
+class FalkonResult:
+    """What :func:`falkon_solve` returns: the coefficients α = Bβ, the CG result for β, and the
+    relative residual of the preconditioned system measured with one more product."""
+
+    alpha: object
+    cg: CGResult
+    residual: float
+
+
+def falkon_solve(
+    preconditioner,
+    products,
+    rhs,
+    lam,
+    n,
+    *,
+    xp=None,
+    max_iter=20,
+    tol=1e-7,
+    callback=None,
+    gram=None,
+    eps=None,
+):
+    r"""Solve :math:`(K_{nM}^T K_{nM} + \lambda n K_{MM})\alpha = K_{nM}^T y` by CG on the
+    FALKON-preconditioned system :math:`B^T H B \beta = B^T K_{nM}^T y`, :math:`\alpha = B\beta`.
+
+    Parameters
+    ----------
+    preconditioner : FalkonPreconditioner
+    products : callable
+        ``products(V)`` = :math:`K_{nM}^T S (K_{nM} V)` for (M, k) arrays V, one pass over the
+        data (S the sample weights). Unused when ``gram`` is given.
+    rhs : array (M, k)
+        :math:`K_{nM}^T S (y - \bar y)`.
+    lam, n : float
+    gram : array (M, M) or None
+        :math:`K_{nM}^T S K_{nM}`, when it was accumulated in one pass; CG then touches no data.
+    eps : float or None
+        The precision of ``products`` (that of the kernel blocks).
+    callback : callable or None
+        ``callback(iteration, alpha, relative_residual)``, with the coefficients α = Bβ.
+
+    Returns
+    -------
+    FalkonResult
+    """
+    xp = _xp(xp)
+    B = preconditioner
+    if gram is not None:
+        M = gram.shape[0]
+        eye = xp.eye(M, dtype=gram.dtype, device=aa.device_of(gram))
+        H = gram + (lam * n) * B.kmm(eye)
+        BHB = B.apply_t(H @ B.apply(eye))
+        BHB = 0.5 * (BHB + BHB.T)
+
+        def matvec(U):
+            return BHB @ U
+    else:
+
+        def matvec(U):
+            V = B.apply(U)
+            return B.apply_t(products(V) + (lam * n) * B.kmm(V))
+
+    coef_cb = None
+    if callback is not None:
+
+        def coef_cb(it, beta, res):  # report the coefficients α = B β, not β
+            callback(it, B.apply(beta), res)
+
+    b = B.apply_t(rhs)
+    result = block_cg(matvec, b, xp=xp, max_iter=max_iter, tol=tol, callback=coef_cb, eps=eps)
+    # the recursion's residual can drift from the truth (a nearly singular K_MM); one more
+    # product measures it
+    true = b - matvec(result.x)
+    bnorm = _colnorm(b, xp)
+    measured = float(xp.max(_colnorm(true, xp) / xp.where(bnorm > 0, bnorm, 1.0)))
+    return FalkonResult(B.apply(result.x), result, measured)
