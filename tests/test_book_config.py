@@ -164,7 +164,7 @@ def test_bibliography_entries_are_plain_text_with_links():
     markup = re.findall(r"\\(emph|textit|textbf|textsc|it|em|bf|url|href)\b", text)
     assert markup == [], "TeX markup in references.bib renders as raw text"
     # Lecture notes that have no public address (yet); everything else links somewhere.
-    no_address = {"lecture001", "lecture004", "ratsch2004accurate"}
+    no_address = {"lecture001", "ratsch2004accurate"}
     unlinked = {k for k, e in _entries().items() if not {"url", "doi", "eprint"} & set(e.fields)}
     assert unlinked == no_address
 

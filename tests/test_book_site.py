@@ -5,8 +5,9 @@ Run through `make book-test` (part of `make test`), which builds the book and pa
 own test, parametrised by page, so a failure names the page and what a reader would see there:
 raw TeX, unpadded or left-aligned result tables, blurry images, file names as alt text, text
 that is hard to read in light or dark mode, and, measured at 390 and 1280 px, a figure, table,
-code block or display equation that reaches out of the text column or scrolls without a cue.  The search tests serve the book on 127.0.0.1 (the
-result summaries are fetched, which browsers refuse for file:// pages).  Screenshots of every
+code block or display equation that reaches out of the text column or scrolls without a cue.
+The search tests serve the book on 127.0.0.1 (the result summaries are fetched, which browsers
+refuse for file:// pages).  Screenshots of every
 page, of chapters 4, 7, 9 and 11 at 1280 and 390 px and in dark mode, go to
 ``_build/screenshots/``.
 """
@@ -500,9 +501,8 @@ def test_intro_course_map_links_every_chapter(book_html, chapter):
 # Entries with no public DOI or stable address that we could find; each says why. Any other
 # entry without a link fails.
 NO_PUBLIC_LINK = {
-    "Makkar, 2021": "a blog lecture without a stable public address",
-    "Nyström Method vs Random Fourier Features, 2018": "slides with no author or address",
-    "Rätsch and Sonnenburg, 2004": "a book chapter with no DOI of its own",
+    "Makkar, 2021": "a blog lecture whose public address we could not confirm",
+    "Rätsch and Sonnenburg, 2004": "a book chapter with no DOI or address of its own found",
 }
 
 
