@@ -690,13 +690,29 @@ def test_chapter_screenshots_at_desktop_and_phone_width(
 PHONE = 390
 
 
-def _ready_at(browser, path, width):
-    browser.set_viewport(width, 844 if width < 600 else 900, mobile=width < 600)
-    try:
-        browser.open(path.as_uri())
-        return browser.evaluate(READY, timeout=90)
-    finally:
-        browser.set_viewport(1280, 900)
+_LAYOUTS = {}
+
+
+def _layout_at(browser, site, page, width):
+    """The page at ``width`` px (a phone below 600): its figures (READY) and what reaches out
+    of its text column (COLUMN), measured once per page and width."""
+    if (page, width) not in _LAYOUTS:
+        redirect = 'http-equiv="refresh"' in (site / page).read_text(encoding="utf-8").lower()
+        browser.set_viewport(width, 844 if width < 600 else 900, mobile=width < 600)
+        try:
+            browser.open((site / page).as_uri())
+            if redirect:
+                browser.wait_for("Page.loadEventFired")  # the page it sends the reader to
+            ready = browser.evaluate(READY, timeout=90)
+            column = browser.evaluate(f"({COLUMN})({json.dumps(width >= 1200)})", timeout=90)
+        finally:
+            browser.set_viewport(1280, 900)
+        _LAYOUTS[page, width] = ready, column
+    return _LAYOUTS[page, width]
+
+
+def _ready_at(browser, site, page, width):
+    return _layout_at(browser, site, page, width)[0]
 
 
 def test_figures_scale_to_the_column_on_a_phone(book_html, browser, chapter):
@@ -706,7 +722,7 @@ def test_figures_scale_to_the_column_on_a_phone(book_html, browser, chapter):
     sideways."""
     if chapter == "(none)":
         pytest.fail("no chapter page book/NN_*.html was built")
-    ready = _ready_at(browser, book_html / chapter, PHONE)
+    ready = _ready_at(browser, book_html, chapter, PHONE)
     assert ready["figures"], f"{chapter}: no figure found"  # every chapter has one
     problems = []
     for f in ready["figures"]:
@@ -729,7 +745,7 @@ def test_figures_are_shown_unscaled_at_desktop_width(book_html, browser, chapter
     axis text (16.7 px) is at least as large as the 16 px body text at 100 % zoom."""
     if chapter == "(none)":
         pytest.fail("no chapter page book/NN_*.html was built")
-    ready = _ready_at(browser, book_html / chapter, 1280)
+    ready = _ready_at(browser, book_html, chapter, 1280)
     shrunk = [f for f in ready["figures"] if f["shown"] < f["drawn"] - 1]
     assert ready["figures"], f"{chapter}: no figure found"  # every chapter has one
     assert shrunk == [], f"{chapter} at 1280 px: figures shown below their drawn size {shrunk}"
@@ -825,16 +841,8 @@ def test_nothing_overflows_the_column(book_html, browser, page, width):
     """No figure, table, code block or display equation reaches out of the visible text
     column; one wider than its box scrolls inside it with a visible cue (never cut off), and
     at 1280 px code fits the column without scrolling."""
-    redirect = 'http-equiv="refresh"' in (book_html / page).read_text(encoding="utf-8").lower()
-    browser.set_viewport(width, 844 if width < 600 else 900, mobile=width < 600)
-    try:
-        browser.open((book_html / page).as_uri())
-        if redirect:
-            browser.wait_for("Page.loadEventFired")  # the page it sends the reader to
-        result = browser.evaluate(f"({COLUMN})({json.dumps(width >= 1200)})", timeout=90)
-        overflow = browser.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-    finally:
-        browser.set_viewport(1280, 900)
+    ready, result = _layout_at(browser, book_html, page, width)
+    overflow = ready["overflow"]
     assert result["problems"] == [], f"{page} at {width} px: {result['problems'][:8]}"
     assert overflow <= 1, f"{page} at {width} px scrolls sideways by {overflow} px"
 
