@@ -164,7 +164,7 @@ def test_bibliography_entries_are_plain_text_with_links():
     markup = re.findall(r"\\(emph|textit|textbf|textsc|it|em|bf|url|href)\b", text)
     assert markup == [], "TeX markup in references.bib renders as raw text"
     # Lecture notes that have no public address (yet); everything else links somewhere.
-    no_address = {"lecture001", "lecture004", "ratsch2004accurate"}
+    no_address = {"lecture001", "ratsch2004accurate"}
     unlinked = {k for k, e in _entries().items() if not {"url", "doi", "eprint"} & set(e.fields)}
     assert unlinked == no_address
 
@@ -179,3 +179,28 @@ def test_bach_2017_is_the_paper_lecture_001_cites():
         "19",
         "1--53",
     )
+
+
+def test_pixel_sized_images_get_size_attributes_not_an_inline_style():
+    """A notebook figure's drawn size becomes width/height attributes, which the stylesheet
+    can cap at the column's width; an image sized in other units keeps its inline style."""
+    from docutils import nodes
+
+    class Translator:  # what docutils' own visit_image appends
+        def __init__(self):
+            self.body = []
+
+        def visit_image(self, node):
+            style = " ".join(f"{k}: {node[k]};" for k in ("width", "height") if k in node)
+            self.body.append(
+                f'<img src="{node["uri"]}"' + (f' style="{style}"' if style else "") + " />"
+            )
+
+    ext, writer = _extension(), Translator()
+    figure = nodes.image(uri="fig.png", width="651", height="897")
+    ext.visit_image(writer, figure)
+    assert writer.body == ['<img width="651" height="897" src="fig.png" />']
+    assert (figure["width"], figure["height"]) == ("651", "897")  # the doctree keeps its size
+    ext.visit_image(writer, nodes.image(uri="logo.png", width="80%"))
+    assert writer.body[-1] == '<img src="logo.png" style="width: 80%;" />'
+    assert (ext._pixels("651px"), ext._pixels(" 12.6 "), ext._pixels("80%")) == (651, 13, None)

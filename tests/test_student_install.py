@@ -7,21 +7,144 @@ must run top to bottom in an empty folder, and a chapter that needs data must st
 seconds with the loaders' message when there is neither data nor network.
 
 The virtual environment is built once per session (about a minute, from the pip cache once
-warm); it needs the package registry, as ``make test`` itself does.
+warm); it needs the package registry, as ``make test`` itself does.  Without a virtual
+environment, every chapter's imports (read from its code cells) are checked against what the
+install line of the intro provides, so a chapter can never need a package the students lack.
 """
 
+import ast
+import importlib.metadata
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
 import time
+import tomllib
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
+# What a student runs: the chapters and the homework starters they download.
+STUDENT_NOTEBOOKS = [
+    *sorted(BOOK.glob("[0-9][0-9]_*.ipynb")),
+    *sorted(BOOK.glob("homework/hw*.ipynb")),
+]
+
+
+# ------------------------------------------------------------------ imports against the install
+
+
+def documented_extras():
+    """The extras of the install line the intro gives students: pip install "kernelcourse[X]"."""
+    intro = (BOOK / "intro.md").read_text(encoding="utf-8")
+    found = re.findall(r'pip install "kernelcourse\[([\w,-]+)\]"', intro)
+    assert found, "book/intro.md gives no `pip install \"kernelcourse[...]\"` line"
+    return {canonicalize_name(e) for e in found[0].split(",")}
+
+
+def notebook_imports(path):
+    """Top-level names of the modules a notebook's code cells import."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    names = set()
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        # IPython magics and shell escapes are not Python
+        source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                           for line in source.splitlines())  # fmt: skip
+        for node in ast.walk(ast.parse(source, filename=str(path))):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names.add(node.module.partition(".")[0])
+    return names
+
+
+def installed_closure(requirements, extras=()):
+    """Canonical names of the distributions that ``requirements`` (strings, with the
+    ``extras`` active for markers) install, followed through the installed packages'
+    own requirements."""
+    seen, todo = set(), [(Requirement(r), set(extras)) for r in requirements]
+    while todo:
+        req, active = todo.pop()
+        env = [{"extra": e} for e in active] or [{"extra": ""}]
+        if req.marker is not None and not any(req.marker.evaluate(e) for e in env):
+            continue
+        name = canonicalize_name(req.name)
+        key = (name, frozenset(req.extras))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            nested = importlib.metadata.requires(req.name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue  # not installed here: its own requirements cannot be followed
+        todo += [(Requirement(r), set(req.extras)) for r in nested]
+    return {name for name, _ in seen}
+
+
+def missing_modules(modules, provided, distributions):
+    """Modules that are neither in the standard library nor this package and whose
+    distribution (``distributions``: module -> distribution names) is not ``provided``."""
+    missing = {}
+    for module in sorted(modules):
+        if module in sys.stdlib_module_names or module in ("kernelcourse", "__future__"):
+            continue
+        names = {canonicalize_name(d) for d in distributions.get(module, [])}
+        if not names & provided:
+            missing[module] = sorted(names) or ["(no installed distribution provides it)"]
+    return missing
+
+
+def test_every_chapter_imports_only_what_the_documented_install_provides():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = documented_extras()
+    requirements = list(project["dependencies"])
+    for extra in extras:
+        requirements += project["optional-dependencies"][extra]
+    provided = installed_closure(requirements)
+    distributions = importlib.metadata.packages_distributions()
+    assert STUDENT_NOTEBOOKS
+    missing = {
+        path.relative_to(ROOT).as_posix(): gap
+        for path in STUDENT_NOTEBOOKS
+        if (gap := missing_modules(notebook_imports(path), provided, distributions))
+    }
+    assert missing == {}, (
+        f'`pip install "kernelcourse[{",".join(sorted(extras))}]"` does not provide: {missing}'
+    )
+
+
+def test_the_import_check_sees_a_package_the_install_lacks(tmp_path):
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["import nothing_here"], "metadata": {}},
+            {"cell_type": "code", "source": ["%matplotlib inline\n", "import os, numpy as np\n",
+             "from array_api_strict import asarray\n", "from . import x\n"],
+             "metadata": {}, "outputs": [], "execution_count": None},
+        ],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    path = tmp_path / "chapter.ipynb"
+    path.write_text(json.dumps(nb))
+    modules = notebook_imports(path)
+    assert modules == {"os", "numpy", "array_api_strict"}
+    dists = {"numpy": ["numpy"], "array_api_strict": ["array_api_strict"]}
+    assert missing_modules(modules, {"numpy"}, dists) == {"array_api_strict": ["array-api-strict"]}
+    assert missing_modules(modules, {"numpy", "array-api-strict"}, dists) == {}
+    # markers: an extra's requirement counts only when that extra is asked for
+    assert "pytest" not in installed_closure(['pytest>=9; extra == "dev"'])
+    assert "pytest" in installed_closure(['pytest>=9; extra == "dev"'], extras=["dev"])
+
+
+# ------------------------------------------------------------------ a fresh environment
 
 
 def _clean_env(**extra):
@@ -102,6 +225,16 @@ def test_downloaded_chapter_runs_in_an_empty_folder(student_venv, tmp_path):
     proc, _ = _execute(student_venv, "01_kernels_and_feature_maps.ipynb", tmp_path, 600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["01_kernels_and_feature_maps.ipynb"]
+
+
+def test_scaling_chapter_runs_from_the_wheel(student_venv, tmp_path):
+    """Chapter 11 needs the most of the install: array-api-strict arrays, a local Dask cluster
+    and the full Covertype data set (from ``KERNELCOURSE_DATA`` where the test run has it, as
+    a student's own copy; otherwise the loaders download it once)."""
+    chapter = sorted(BOOK.glob("11_*.ipynb"))[0].name
+    data = {k: os.environ[k] for k in ("KERNELCOURSE_DATA",) if k in os.environ}
+    proc, _ = _execute(student_venv, chapter, tmp_path, 900, OMP_NUM_THREADS="1", **data)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 def _first_data_chapter():

@@ -13,6 +13,15 @@
 * Bibliography: the pybtex style ``kernelcourse`` labels each entry exactly as the text cites it
   ("Rahimi and Recht, 2007", from sphinxcontrib-bibtex's own author-year template), sorts by
   that label and prints every DOI, URL and arXiv number as a link.
+* Figures: a notebook figure carries the size it was drawn at (its PNG holds twice as many
+  pixels, for sharpness) as ``width``/``height`` in its output metadata, which docutils writes as
+  a fixed inline ``style="width: ...px"``.  The book writes that size as the image's ``width``
+  and ``height`` attributes instead: the browser keeps the aspect ratio from them and
+  ``kernelcourse.css`` lets the figure shrink to the column (``max-width: 100%``), so a figure is
+  shown at its drawn size where the column holds it and scaled down, whole, on a phone.
+* Scroll cues: ``kernelcourse_scroll.js`` marks every code block, table and display equation
+  wider than the column, and ``kernelcourse.css`` fades its cut edge, so a reader sees that it
+  scrolls sideways (phones hide scroll bars).
 * Search: the search language ``en_kernelcourse`` is English (Porter stemmer, English stop words)
   with diacritics and the German transliterations "oe"/"ae" folded on both sides, in the index
   that Python writes and in the query that ``searchtools.js`` stems, so "Nystrom", "Nystroem" and
@@ -378,6 +387,45 @@ def configure_search(app, config):
         config.html_search_language = SEARCH_LANGUAGE
 
 
+# --------------------------------------------------------------------------- figures
+
+_PX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(px)?\s*$")
+
+
+def _pixels(value):
+    """``"651"`` or ``"651px"`` as a whole number of pixels; None for any other length."""
+    match = _PX.match(str(value)) if value is not None else None
+    return round(float(match.group(1))) if match else None
+
+
+def visit_image(self, node):
+    """Write a pixel-sized image with ``width``/``height`` attributes, not an inline style.
+
+    The attributes give the browser the figure's drawn size and aspect ratio; unlike an inline
+    style they yield to the stylesheet, which caps the width at the column's.  Images sized in
+    other units (``80%``, ``em``) keep docutils' inline style.
+    """
+    width, height = _pixels(node.get("width")), _pixels(node.get("height"))
+    if width is None or (height is None and "height" in node):
+        type(self).visit_image(self, node)
+        return
+    saved = {key: node.attributes.pop(key) for key in ("width", "height") if key in node}
+    try:
+        start = len(self.body)
+        type(self).visit_image(self, node)
+    finally:
+        node.attributes.update(saved)
+    size = f' width="{width}"' + (f' height="{height}"' if height is not None else "")
+    for i in range(start, len(self.body)):
+        if self.body[i].startswith("<img "):
+            self.body[i] = "<img" + size + self.body[i][len("<img") :]
+            break
+
+
+def depart_image(self, node):
+    type(self).depart_image(self, node)
+
+
 STATIC_DIR = pathlib.Path(__file__).resolve().parent / "static"
 
 
@@ -393,6 +441,8 @@ def setup(app):
     app.connect("builder-inited", add_static)
     app.add_css_file("kernelcourse.css")
     app.add_js_file("kernelcourse_search.js")
+    app.add_js_file("kernelcourse_scroll.js")
+    app.add_node(nodes.image, override=True, html=(visit_image, depart_image))
     app.add_search_language(SearchEnglishFolded)
     pybtex.plugin.register_plugin("pybtex.style.formatting", BIBTEX_STYLE, KernelcourseStyle)
     app.connect("builder-inited", setup_mathjax)

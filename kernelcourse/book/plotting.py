@@ -20,9 +20,11 @@ __all__ = [
     "accuracy_time_pareto",
 ]
 
-# The book's column is 672 px wide at a 1280 px window, and figures are drawn at 100 px per
-# inch, so a figure at most COLUMN_WIDTH inches wide (plus the saved margin) is shown at its
-# drawn size. Its text is then 12 pt = 16.7 px: at least the body text's 16 px at 100 % zoom.
+# The book's text column is about 750 px wide at a 1280 px window, and figures are drawn at
+# 100 px per inch, so a figure at most COLUMN_WIDTH inches wide (plus the saved margin) is shown
+# at its drawn size there. Its text is then 12 pt = 16.7 px: at least the body text's 16 px at
+# 100 % zoom. On a narrower screen (a phone) the whole figure shrinks to the column; its PNG has
+# twice its drawn pixels, so it stays sharp.
 COLUMN_WIDTH = 6.5
 _FONT = 12
 _STYLE = {
@@ -51,7 +53,9 @@ def use_style():
 
     Inside a Jupyter kernel it also makes figures display as PNG at twice their size in pixels
     (IPython's ``retina`` format, with the logical size in the output's metadata), so they stay
-    sharp on high-density screens and at any zoom, in Jupyter and in the book alike. A figure
+    sharp on high-density screens, at any zoom and when a narrow screen shrinks them, in Jupyter
+    and in the book alike (the book writes the logical size as the image's width and height,
+    which give way to the width of its column). A figure
     is an ordinary cell output; the book numbers and captions it from the cell's
     ``mystnb.figure`` metadata.
     """
