@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._threads import single_blas_thread
 from .._validation import as_float_matrix, as_float_vector, check_count, check_positive
-from ..kernels import Kernel
+from ..kernels import Kernel, _unit_rows_and_norms, distances
 
 __all__ = ["ArcCosine", "RandomKitchenSinks", "fit_box_constrained", "BASES"]
 
@@ -68,11 +68,12 @@ class ArcCosine(Kernel):
     def _gram(self, X, Y):
         symmetric = Y is None
         Y = X if Y is None else Y
-        nx = np.linalg.norm(X, axis=1)
-        ny = np.linalg.norm(Y, axis=1)
-        denom = np.outer(nx, ny)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cos = np.where(denom > 0, (X @ Y.T) / denom, 1.0)
+        # angles from unit rows (scaled before squaring: no overflow at 1e200, no underflow)
+        Ux, nx = _unit_rows_and_norms(X)
+        Uy, ny = _unit_rows_and_norms(Y)
+        with np.errstate(over="ignore"):
+            denom = np.outer(nx, ny)
+        cos = np.where(denom > 0, Ux @ Uy.T, 1.0)
         cos = np.clip(cos, -1.0, 1.0)
         if symmetric:
             np.fill_diagonal(cos, 1.0)  # θ(x, x) = 0 exactly, whatever the round-off
@@ -84,7 +85,10 @@ class ArcCosine(Kernel):
             J = sin + (math.pi - theta) * cos
         else:
             J = 3 * sin * cos + (math.pi - theta) * (1 + 2 * cos**2)
-        return (denom**self.order * J / math.pi).astype(X.dtype, copy=False)
+        if self.order == 0:
+            return (J / math.pi).astype(X.dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (denom**self.order * J / math.pi).astype(X.dtype, copy=False)
 
     def _diag(self, X):
         sq = np.einsum("ij,ij->i", X, X)
@@ -226,12 +230,8 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             Psi += self.offset_.astype(X.dtype)
             return np.cos(Psi, out=Psi)
         if self.basis == "bump":
-            sq = (
-                np.einsum("ij,ij->i", X, X)[:, None]
-                - 2 * X @ W.T
-                + np.einsum("ij,ij->i", W, W)[None, :]
-            )
-            return (sq <= self.bandwidth**2).astype(X.dtype)
+            # ‖x − w‖ ≤ h, from the expansion on centred (and, if huge, scaled) rows
+            return (distances(X, W) <= self.bandwidth).astype(X.dtype)
         P = X @ W.T
         n = self._order
         Psi = np.where(P > 0, P**n if n else 1.0, 0.0)
