@@ -271,17 +271,7 @@ def _expanded_squared_distances(X, Y):
     D += XX[:, None]
     D += YY[None, :]
     np.maximum(D, 0, out=D)
-    # Where D is at round-off level of the norms, the expansion has no correct digit left
-    # (and √D, as in Matérn, magnifies it): those few near pairs are recomputed from the
-    # differences themselves.
-    eps = np.finfo(D.dtype).eps
-    limit = 64 * eps * (float(XX.max()) + float(YY.max()))
-    rows, cols = np.nonzero(D <= limit)
-    Z = X if Y is None else Y
-    for start in range(0, len(rows), 65536):
-        r, c = rows[start : start + 65536], cols[start : start + 65536]
-        diff = X[r] - Z[c]
-        D[r, c] = np.einsum("ij,ij->i", diff, diff)
+    _refine_near_pairs(D, X, Y, XX, YY, 1.0)
     if Y is None:
         # ‖x‖² + ‖y‖² − 2xᵀy is symmetric in exact arithmetic only; make it so in floating point.
         _copy_upper_to_lower(D)
@@ -298,6 +288,21 @@ def distances(X, Y=None):
         with np.errstate(over="ignore"):
             r *= s
     return r
+
+
+def _refine_near_pairs(B, X, Y, XX, YY, factor):
+    """Recompute ``B = factor · ‖x − y‖²`` from the differences where the expansion is at the
+    round-off level of the squared norms: there it has no correct digit left (and √D, as in
+    Matérn, or a large γ, as in an RBF with K ≈ I, magnifies the error). Such near pairs are
+    few (duplicates, near duplicates), so this costs little."""
+    eps = np.finfo(B.dtype).eps
+    limit = 64 * eps * (float(XX.max()) + float(YY.max())) * abs(factor)
+    rows, cols = np.nonzero(np.abs(B) <= limit)
+    Z = X if Y is None else Y
+    for start in range(0, len(rows), 65536):
+        r, c = rows[start : start + 65536], cols[start : start + 65536]
+        diff = X[r] - Z[c]
+        B[r, c] = factor * np.einsum("ij,ij->i", diff, diff)
 
 
 def squared_distances(X, Y=None):
@@ -396,6 +401,7 @@ class RBF(Kernel):
         right = np.hstack([(2.0 * g) * Z, -hy[:, None], -np.ones((len(Z), 1), Z.dtype)])
         E = left @ right.T
         np.minimum(E, 0, out=E)  # round-off can make a squared distance slightly negative
+        _refine_near_pairs(E, X, Y, h / g, hy / g, -g)
         if Y is None:
             _copy_upper_to_lower(E)
             np.fill_diagonal(E, 0)

@@ -105,7 +105,15 @@ class SGDResult:
 
     def predict(self, X):
         """h(x) = wᵀφ(x) (primal) or Σ_j u_j K(x_j, x) (dual)."""
-        return self._predictor(as_float_matrix(X, "X"))
+        X = as_float_matrix(X, "X")
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = self._predictor(X)
+        if not np.isfinite(h).all():
+            raise ValueError(
+                f"the predictions on X (largest |entry| {float(np.abs(X).max()):.3g}) overflow "
+                "floating point: X is too large in magnitude for this model; rescale it."
+            )
+        return h
 
     def __repr__(self):
         return (

@@ -148,3 +148,30 @@ def test_estimators_with_polynomial_kernel_refuse_overflowing_inputs():
         FeatureRidge(transformer=kn.Polynomial(degree=2), lam=1.0).fit(X, y).predict(HUGE)
     with pytest.raises(ValueError, match="X.*overflow"):
         KernelSVC(kernel="poly", C=1.0).fit(X, labels).decision_function(HUGE)
+
+
+def test_sgd_result_predict_refuses_overflowing_inputs():
+    from kernelcourse import sgd
+
+    rng = np.random.default_rng(0)
+    X, order = rng.normal(size=(20, 2)), np.arange(20)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    poly = kn.Polynomial(degree=2)
+    for strategy in (sgd.sgd_features_on_the_fly, sgd.sgd_dual_cached_gram):
+        result = strategy(X, y, poly, order=order, step_size=0.1)
+        with pytest.raises(ValueError, match="X.*overflow"):
+            result.predict(HUGE)
+    # K finite, its product with u not: still an error, not inf
+    result = sgd.sgd_dual_cached_gram(X, y, kn.Linear(), order=order, step_size=0.1)
+    with pytest.raises(ValueError, match="X.*overflow"):
+        result.predict(np.full((1, 2), 1e308))
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_kernel_ridge_with_identity_gram_predicts_y_over_one_plus_lambda(offset):
+    # γ = 1e12 on unit-spread points: K = I, α = y / (1 + λ), and predict gives α back
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 3)) + offset, rng.normal(size=30)
+    model = KernelRidge(kernel="rbf", gamma=1e12, lam=0.5).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), y / 1.5, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(kn.RBF(1e12)(X, X), np.eye(30))
