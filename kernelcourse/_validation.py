@@ -88,6 +88,16 @@ def finite_gram(kernel, X, Y=None, *, name="X", block=1024):
     Inputs of magnitude beyond about 1e154 overflow a squared distance, and a kernel such as
     exp(Linear()) overflows far sooner; the solvers behind a Gram matrix must not see that.
     """
+    checked = getattr(kernel, "_checked_gram", None)
+    if checked is not None and isinstance(X, np.ndarray) and X.ndim == 2:
+        # a kernel object checks its own block; the error then names these inputs
+        X = as_float_matrix(X, name)
+        if Y is not None:
+            Y = as_float_matrix(Y, "Y")
+            check_same_features(X, Y, name, "Y")
+            if X.dtype != Y.dtype:
+                X, Y = X.astype(np.float64), Y.astype(np.float64)
+        return checked(X, Y, name, "Y")
     with np.errstate(over="ignore", invalid="ignore"):
         K = kernel(X) if Y is None else kernel(X, Y)
     for start in range(0, K.shape[0], block):

@@ -101,7 +101,7 @@ class Kernel:
             K = self._gram(X, Y)
             total = K.sum(dtype=np.float64)
         if not np.isfinite(total) and not np.isfinite(K).all():
-            raise _overflow_error(self, "Gram block", X, Y, x_name, y_name)
+            raise _overflow_error(self, "Gram matrix", X, Y, x_name, y_name)
         return K
 
     def diag(self, X):
@@ -198,7 +198,8 @@ def _overflow_error(kernel, what, X, Y, x_name, y_name):
     if Y is not None:
         names += f" and {y_name} (largest |entry| {float(np.abs(Y).max()):.3g})"
     return ValueError(
-        f"the {what} of {kernel!r} on {names} overflows floating point (NaN or infinity): "
+        f"the {what} of the kernel {kernel!r} on {names} overflows floating point (NaN or "
+        "infinity): "
         "the inputs are too large in magnitude for this kernel. Rescale them (e.g. "
         "StandardScaler) or choose a kernel that stays finite."
     )

@@ -179,6 +179,10 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
     caller has made it (a Gram matrix from :func:`~kernelcourse._validation.finite_gram`)."""
     lam = _check_lam(lam)
     if not isinstance(A, np.ndarray) or A.dtype not in (np.float32, np.float64):
+        if np.iscomplexobj(A) or np.asarray(A).dtype.kind not in "biuf":
+            raise TypeError(
+                f"A ({name}) must be a real numeric matrix, got dtype {np.asarray(A).dtype}."
+            )
         A = np.array(A, dtype=np.float64)
         overwrite_a = True  # already a private copy
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:

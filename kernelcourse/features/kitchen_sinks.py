@@ -188,6 +188,8 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self.weights_ = np.asarray(self.sampler(q, X, rng))
             if len(self.weights_) != q:
                 raise ValueError(f"sampler returned {len(self.weights_)} parameters, expected {q}.")
+            # try the basis on some training rows now rather than let NaN reach a model later
+            self._basis_values(X[:256])
         elif self.basis == "cosine":
             self.weights_ = self.scale * rng.normal(size=(q, d))
             self.offset_ = rng.uniform(-math.pi, math.pi, size=q)
@@ -199,6 +201,23 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self.weights_ = rng.normal(size=(q, d))
         self._n_features_out = q
         return self
+
+    def _basis_values(self, X):
+        name = getattr(self.basis, "__name__", repr(self.basis))
+        Psi = np.asarray(self.basis(X, self.weights_))
+        if Psi.dtype.kind not in "biuf":
+            raise TypeError(f"basis {name} returned dtype {Psi.dtype}; it must return reals.")
+        Psi = Psi.astype(X.dtype, copy=False)
+        if Psi.shape != (len(X), self.n_components):
+            raise ValueError(
+                f"basis {name} returned shape {Psi.shape}, expected {(len(X), self.n_components)}."
+            )
+        if not np.isfinite(Psi).all():
+            raise ValueError(
+                f"basis {name} returned NaN or infinity on X (e.g. at row "
+                f"{int(np.argmin(np.isfinite(Psi).all(axis=1)))}); ψ(x; w) must be finite."
+            )
+        return Psi
 
     @property
     def _order(self):
@@ -218,12 +237,7 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         if callable(self.basis):
-            Psi = np.asarray(self.basis(X, self.weights_), dtype=X.dtype)
-            if Psi.shape != (len(X), self.n_components):
-                raise ValueError(
-                    f"basis returned shape {Psi.shape}, expected {(len(X), self.n_components)}."
-                )
-            return Psi
+            return self._basis_values(X)
         W = self.weights_.astype(X.dtype)
         if self.basis == "cosine":
             Psi = X @ W.T

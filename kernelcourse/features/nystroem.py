@@ -113,6 +113,8 @@ def ridge_leverage_scores(Z, diag, ridge):
     Z = as_float_matrix(Z, "Z", allow_float32=False)
     n, r = Z.shape
     diag = as_float_vector(diag, "diag", n)
+    if (diag < 0).any():
+        raise ValueError("diag holds negative entries; K_ii = K(x_i, x_i) is >= 0 for a kernel.")
     ridge = check_positive(ridge, "ridge")
     mu = n * ridge
     G = Z.T @ Z
