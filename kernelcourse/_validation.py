@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
@@ -16,6 +17,7 @@ __all__ = [
     "as_float_vector",
     "check_count",
     "check_fit_input",
+    "check_memory",
 ]
 
 
@@ -201,3 +203,23 @@ def check_weights(sample_weight, X):
     if not sw.sum() > 0:
         raise ValueError("sample_weight sums to zero; at least one sample needs weight > 0.")
     return sw
+
+
+def physical_memory():
+    """Bytes of physical memory, or None where the platform does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def check_memory(nbytes, what, fix):
+    """Raise a MemoryError before starting work that needs ``nbytes`` when that is more than
+    the machine's physical memory: ``what`` says what needs it, ``fix`` which parameter to
+    lower. (Starting anyway would swap for hours or be killed, and say nothing useful.)"""
+    total = physical_memory()
+    if total is not None and nbytes > total:
+        raise MemoryError(
+            f"{what} needs about {nbytes / 2**30:.1f} GiB, more than this machine's "
+            f"{total / 2**30:.1f} GiB of memory; {fix}."
+        )

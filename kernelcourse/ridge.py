@@ -35,7 +35,7 @@ from . import _array_api, devices
 from ._array_api import namespace_of
 from ._progress import Progress
 from ._threads import single_blas_thread
-from ._validation import check_fit_input, check_weights, finite_gram
+from ._validation import check_fit_input, check_memory, check_weights, finite_gram
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
 
@@ -887,6 +887,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         else:
             self.transformer_ = clone(self.transformer).fit(X, y)
         if Phi is None:
+            self._check_dense_memory(X)
             Phi = self._features(X)
         if sp.issparse(Phi) or hasattr(Phi, "rmatvec"):
             if self.lam == 0:
@@ -926,6 +927,21 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         self.intercept_ = self.ridge_.intercept_
         self.history_ = None
         return self
+
+    def _check_dense_memory(self, X):
+        # Dense features: Z (n × D), a centred copy and the min(n, D)² system of _ridge_solve.
+        # D comes from one row, so a 100 000-component map is refused before it is built.
+        if self.transformer_ is None or sp.issparse(X):
+            return
+        probe = self.transformer_.transform(X[:1])
+        if sp.issparse(probe) or hasattr(probe, "rmatvec"):
+            return
+        n, D = X.shape[0], probe.shape[1]
+        check_memory(
+            8 * (2 * n * D + min(n, D) ** 2),
+            f"FeatureRidge with {D} features on {n} samples",
+            "lower the transformer's n_components (or use fewer samples)",
+        )
 
     def _features(self, X):
         if self.transformer_ is None:

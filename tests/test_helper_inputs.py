@@ -145,3 +145,20 @@ def test_kernel_svc_checks_the_gram_before_solving():
     with pytest.raises(ValueError, match="Linear.*overflows"):
         KernelSVC(kernel="linear").fit(X, y)
     assert time.perf_counter() - start < 5.0
+
+
+def test_feature_ridge_refuses_a_system_larger_than_memory(monkeypatch):
+    from kernelcourse import _validation
+    from kernelcourse.features import RandomFourierFeatures
+    from kernelcourse.ridge import FeatureRidge
+
+    # pretend the machine has 64 MiB: 2000 samples × 4000 features need about 150 MiB
+    monkeypatch.setattr(_validation, "physical_memory", lambda: 64 * 2**20)
+    X = np.random.default_rng(0).normal(size=(2000, 3))
+    model = FeatureRidge(RandomFourierFeatures(n_components=4000, random_state=0))
+    start = time.perf_counter()
+    with pytest.raises(MemoryError, match="n_components"):
+        model.fit(X, X[:, 0])
+    assert time.perf_counter() - start < 5.0
+    # what fits is fitted
+    FeatureRidge(RandomFourierFeatures(n_components=50, random_state=0)).fit(X, X[:, 0])
