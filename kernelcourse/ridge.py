@@ -29,13 +29,19 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _array_api, devices
 from ._array_api import namespace_of
 from ._progress import Progress
 from ._threads import single_blas_thread
-from ._validation import check_fit_input, check_memory, check_weights, finite_gram
+from ._validation import (
+    check_fit_input,
+    check_memory,
+    check_weights,
+    finite_gram,
+    validate_data,
+)
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
 

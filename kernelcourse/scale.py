@@ -51,12 +51,18 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _array_api, devices
 from ._array_api import namespace_of
 from ._progress import Progress
-from ._validation import check_fit_input, check_positive, check_weights, finite_gram
+from ._validation import (
+    check_fit_input,
+    check_positive,
+    check_weights,
+    finite_gram,
+    validate_data,
+)
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .ridge import preconditioned_cg, solve_regularized_psd

@@ -42,10 +42,10 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
-from ._validation import as_float_matrix
+from ._validation import as_float_matrix, validate_data
 from .features import RandomFourierFeatures
 from .kernels import Kernel
 

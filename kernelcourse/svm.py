@@ -36,10 +36,16 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._progress import Progress
-from ._validation import as_float_vector, check_count, check_fit_input, finite_gram
+from ._validation import (
+    as_float_vector,
+    check_count,
+    check_fit_input,
+    finite_gram,
+    validate_data,
+)
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
 __all__ = ["KernelSVC", "PrimalSVC", "smo_solve", "SMOResult"]

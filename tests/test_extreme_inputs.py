@@ -197,3 +197,13 @@ def test_nystroem_krr_float32_agrees_with_float64(precompute):
             p32 = NystroemKRR(dtype="float32", **kw).fit(X, y).predict(X)
         worst = max(worst, np.abs(p32 - p64).max() / np.abs(p64).max())
     assert worst < 1.5e-3, worst
+
+
+@pytest.mark.parametrize("k", [kn.RBF(0.5), kn.Matern(nu=2.5)])
+def test_array_api_gram_block_exact_far_from_origin(k):
+    xp = pytest.importorskip("array_api_strict")
+    from kernelcourse import devices
+
+    X, Y, _ = _shifted(1e8, np.float64)
+    K = devices.gram_block(k, xp.asarray(X), xp.asarray(Y), xp=xp)
+    np.testing.assert_allclose(np.asarray(K), k(X - 1e8, Y - 1e8), rtol=0, atol=1e-12)

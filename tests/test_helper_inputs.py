@@ -162,3 +162,59 @@ def test_feature_ridge_refuses_a_system_larger_than_memory(monkeypatch):
     assert time.perf_counter() - start < 5.0
     # what fits is fitted
     FeatureRidge(RandomFourierFeatures(n_components=50, random_state=0)).fit(X, X[:, 0])
+
+
+def _estimators():
+    from kernelcourse.features import Nystroem, RandomFourierFeatures
+    from kernelcourse.ridge import FeatureRidge, KernelRidge
+    from kernelcourse.scale import NystroemKRR
+    from kernelcourse.svm import PrimalSVC
+
+    return {
+        "RandomFourierFeatures": RandomFourierFeatures(n_components=8, random_state=0),
+        "Nystroem": Nystroem(n_components=5, random_state=0),
+        "KernelRidge": KernelRidge(),
+        "FeatureRidge": FeatureRidge(),
+        "NystroemKRR": NystroemKRR(n_centers=5, random_state=0),
+        "KernelSVC": KernelSVC(),
+        "PrimalSVC": PrimalSVC(random_state=0),
+    }
+
+
+_GOOD_X = np.random.default_rng(0).normal(size=(20, 3))
+_BAD_X = {
+    "ragged": [[1.0, 2.0, 3.0], [1.0, 2.0]] + [[0.0, 0.0, 0.0]] * 18,
+    "strings": np.array([["a", "b", "c"]] * 20),
+    "complex": _GOOD_X * (1 + 1j),
+    "3-D": _GOOD_X[:, :, None],
+    "objects": np.array([[{}] * 3] * 20, dtype=object),
+}
+
+
+@pytest.mark.parametrize("bad", list(_BAD_X))
+@pytest.mark.parametrize("name", list(_estimators()))
+def test_estimator_errors_name_x(name, bad):
+    est = _estimators()[name]
+    y = np.arange(20) % 2 if "SVC" in name else np.linspace(0, 1, 20)
+    with pytest.raises((ValueError, TypeError), match=r"(?<!\w)X(?!\w)"):
+        est.fit(_BAD_X[bad], y)
+    est.fit(_GOOD_X, y)
+    method = getattr(est, "predict", None) or est.transform
+    with pytest.raises((ValueError, TypeError), match=r"(?<!\w)X(?!\w)"):
+        method(_BAD_X[bad])
+
+
+@pytest.mark.parametrize("name", ["KernelRidge", "FeatureRidge", "NystroemKRR"])
+@pytest.mark.parametrize(
+    "y",
+    [np.array(["a"] * 20), [[1.0], [1.0, 2.0]] + [[0.0]] * 18, np.ones(20) * (1 + 1j)],
+    ids=["strings", "ragged", "complex"],
+)
+def test_regressor_errors_name_y(name, y):
+    with pytest.raises((ValueError, TypeError), match=r"(?<!\w)y(?!\w)"):
+        _estimators()[name].fit(_GOOD_X, y)
+
+
+def test_kernel_call_names_a_ragged_x():
+    with pytest.raises(ValueError, match="X is ragged"):
+        kn.RBF()([[1.0, 2.0], [1.0]])

@@ -25,12 +25,12 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import devices
 from .._array_api import namespace_of
 from .._threads import for_each_row_block
-from .._validation import as_float_matrix
+from .._validation import as_float_matrix, validate_data
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
 

@@ -30,10 +30,16 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._threads import single_blas_thread
-from .._validation import as_float_matrix, as_float_vector, check_count, check_positive
+from .._validation import (
+    as_float_matrix,
+    as_float_vector,
+    check_count,
+    check_positive,
+    validate_data,
+)
 from ..kernels import Kernel, _unit_rows_and_norms, distances
 
 __all__ = ["ArcCosine", "RandomKitchenSinks", "fit_box_constrained", "BASES"]
