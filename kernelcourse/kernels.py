@@ -298,7 +298,8 @@ def _refine_near_pairs(B, X, Y, XX, YY, factor):
     few (duplicates, near duplicates), so this costs little."""
     eps = np.finfo(B.dtype).eps
     limit = 64 * eps * (float(XX.max()) + float(YY.max())) * abs(factor)
-    rows, cols = np.nonzero(np.abs(B) <= limit)
+    # B has the sign of factor (D >= 0, −γD <= 0): one comparison, no |B| temporary
+    rows, cols = np.nonzero(B <= limit if factor > 0 else B >= -limit)
     Z = X if Y is None else Y
     for start in range(0, len(rows), 65536):
         r, c = rows[start : start + 65536], cols[start : start + 65536]
@@ -402,7 +403,11 @@ class RBF(Kernel):
         right = np.hstack([(2.0 * g) * Z, -hy[:, None], -np.ones((len(Z), 1), Z.dtype)])
         E = left @ right.T
         np.minimum(E, 0, out=E)  # round-off can make a squared distance slightly negative
-        _refine_near_pairs(E, X, Y, h / g, hy / g, -g)
+        if h.max() + hy.max() > 16.0:
+            # Only then can the expansion's error, a few ε·γ(‖x‖² + ‖y‖²), exceed ~50ε in K
+            # (e.g. γ = 1e12, where K is I): recompute the near pairs. Below, it is not worth
+            # a pass over the block.
+            _refine_near_pairs(E, X, Y, h / g, hy / g, -g)
         if Y is None:
             _copy_upper_to_lower(E)
             np.fill_diagonal(E, 0)
