@@ -218,3 +218,14 @@ def test_regressor_errors_name_y(name, y):
 def test_kernel_call_names_a_ragged_x():
     with pytest.raises(ValueError, match="X is ragged"):
         kn.RBF()([[1.0, 2.0], [1.0]])
+
+
+def test_leverage_sampling_refuses_a_pool_that_would_take_hours():
+    from kernelcourse.features import RandomFourierFeatures
+
+    X = np.random.default_rng(0).normal(size=(500, 3))
+    rff = RandomFourierFeatures(sampling="leverage", n_components=10**6, random_state=0)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="pool_factor or n_components"):
+        rff.fit(X)
+    assert time.perf_counter() - start < 5.0

@@ -169,6 +169,10 @@ def _beyond_exact_reduction(X, W, offset):
     return ~(bound * (1.0 + 2.0 * (X.shape[1] + 1) * eps) <= limit)
 
 
+# Leverage scoring beyond this much arithmetic (minutes at ~10 GFLOP/s) is refused up front.
+_LEVERAGE_MAX_FLOPS = 2e12
+
+
 def _physical_memory():
     """Bytes of physical memory, or None where the platform does not say."""
     try:
@@ -478,6 +482,14 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 f"n_components={self.n_components} needs a pool of {n_pool} frequencies in "
                 f"{d} dimensions, about {need / 2**30:.1f} GiB, more than half of this "
                 f"machine's {total / 2**30:.1f} GiB; lower pool_factor or n_components."
+            )
+        flops = 2.0 * n_pool * n * (d + 2 * n)
+        if flops > _LEVERAGE_MAX_FLOPS:
+            raise ValueError(
+                f"sampling='leverage' with pool_factor={self.pool_factor} and "
+                f"n_components={self.n_components} scores a pool of {n_pool} frequencies on "
+                f"{n} rows, about {flops:.1e} floating-point operations (hours); lower "
+                "pool_factor or n_components."
             )
         pool = measure.sample(n_pool, d, method="mc", random_state=rng)
         # k(0) = mass times the average of cos(ωᵀ(x − y)): without it a multiple c·k would
