@@ -207,3 +207,10 @@ def test_array_api_gram_block_exact_far_from_origin(k):
     X, Y, _ = _shifted(1e8, np.float64)
     K = devices.gram_block(k, xp.asarray(X), xp.asarray(Y), xp=xp)
     np.testing.assert_allclose(np.asarray(K), k(X - 1e8, Y - 1e8), rtol=0, atol=1e-12)
+
+
+def test_nystroem_on_an_overflowing_gram_is_a_value_error_not_linalg_error():
+    # exp(xᵀy) overflows for inputs of size 20: a clear error before any eigendecomposition
+    X = 20 * np.random.default_rng(0).normal(size=(30, 4))
+    with pytest.raises(ValueError, match=r"exp\(Linear\(\)\).*X.*overflows"):
+        Nystroem(kernel=kn.exp(kn.Linear()), n_components=10, random_state=0).fit(X)
