@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numbers
+import os
+import re
 
 import numpy as np
 
@@ -16,6 +18,8 @@ __all__ = [
     "as_float_vector",
     "check_count",
     "check_fit_input",
+    "check_memory",
+    "validate_data",
 ]
 
 
@@ -29,6 +33,7 @@ def as_float_matrix(X, name="X", *, allow_float32=True):
     TypeError
         If ``X`` is not numeric.
     """
+    _not_ragged(X, name)
     arr = np.asarray(X)
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
@@ -88,6 +93,16 @@ def finite_gram(kernel, X, Y=None, *, name="X", block=1024):
     Inputs of magnitude beyond about 1e154 overflow a squared distance, and a kernel such as
     exp(Linear()) overflows far sooner; the solvers behind a Gram matrix must not see that.
     """
+    checked = getattr(kernel, "_checked_gram", None)
+    if checked is not None and isinstance(X, np.ndarray) and X.ndim == 2:
+        # a kernel object checks its own block; the error then names these inputs
+        X = as_float_matrix(X, name)
+        if Y is not None:
+            Y = as_float_matrix(Y, "Y")
+            check_same_features(X, Y, name, "Y")
+            if X.dtype != Y.dtype:
+                X, Y = X.astype(np.float64), Y.astype(np.float64)
+        return checked(X, Y, name, "Y")
     with np.errstate(over="ignore", invalid="ignore"):
         K = kernel(X) if Y is None else kernel(X, Y)
     for start in range(0, K.shape[0], block):
@@ -113,6 +128,7 @@ def as_float_vector(y, name="y", n=None):
         If ``y`` is not 1-D (a column vector is accepted), has the wrong length, or holds
         NaN or infinity.
     """
+    _not_ragged(y, name)
     arr = np.asarray(y)
     if arr.dtype == object:
         try:
@@ -191,3 +207,65 @@ def check_weights(sample_weight, X):
     if not sw.sum() > 0:
         raise ValueError("sample_weight sums to zero; at least one sample needs weight > 0.")
     return sw
+
+
+def physical_memory():
+    """Bytes of physical memory, or None where the platform does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def check_memory(nbytes, what, fix):
+    """Raise a MemoryError before starting work that needs ``nbytes`` when that is more than
+    the machine's physical memory: ``what`` says what needs it, ``fix`` which parameter to
+    lower. (Starting anyway would swap for hours or be killed, and say nothing useful.)"""
+    total = physical_memory()
+    if total is not None and nbytes > total:
+        raise MemoryError(
+            f"{what} needs about {nbytes / 2**30:.1f} GiB, more than this machine's "
+            f"{total / 2**30:.1f} GiB of memory; {fix}."
+        )
+
+
+def _names(msg, name):
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", msg) is not None
+
+
+def validate_data(estimator, X="no_validation", y="no_validation", **check_params):
+    """scikit-learn's ``validate_data`` whose every error names the argument at fault.
+
+    Its own messages often say what is wrong but not where ("could not convert string to
+    float", "Complex data not supported", "Found array with dim 3", numpy's "inhomogeneous
+    shape"); the same error comes back with ``X:`` or ``y:`` in front (same type, so callers
+    and scikit-learn's estimator checks match it as before).
+    """
+    from sklearn.utils.validation import check_array
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+
+    has_x = not (isinstance(X, str) and X == "no_validation") and X is not None
+    has_y = not (y is None or (isinstance(y, str) and y == "no_validation"))
+    if has_x:
+        _not_ragged(X, "X")
+    if has_y:
+        _not_ragged(y, "y")
+    try:
+        return _sk_validate_data(estimator, X, y, **check_params)
+    except (ValueError, TypeError) as err:
+        msg = str(err)
+        if _names(msg, "X") or _names(msg, "y") or "sample_weight" in msg:
+            raise
+        if "inconsistent numbers of samples" in msg:
+            raise type(err)(f"X and y: {msg}") from err
+        name = "X" if has_x else "y"
+        if has_x and has_y:
+            # which one? X alone, checked as the estimator would
+            keys = ("accept_sparse", "dtype", "ensure_2d", "allow_nd", "ensure_all_finite")
+            try:
+                check_array(X, **{k: v for k, v in check_params.items() if k in keys})
+            except (ValueError, TypeError):
+                name = "X"
+            else:
+                name = "y"
+        raise type(err)(f"{name}: {msg}") from err

@@ -161,10 +161,40 @@ def _check_content(source, raw, where):
     return parts
 
 
+def _part_file(folder, prefix):
+    """A new temporary ``.part`` file in ``folder`` whose name carries this process's id, so
+    that a later run can tell a live transfer from one whose process was killed."""
+    return tempfile.mkstemp(dir=folder, prefix=f"{prefix}{os.getpid()}.", suffix=".part")
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # it exists but belongs to someone else (or the platform cannot say)
+    return True
+
+
+def _remove_stale_parts(folder):
+    """Remove the ``.part`` files that processes killed mid-write (SIGKILL, power loss) left
+    in ``folder``: those whose process no longer runs, or that carry no process id (older
+    versions). The files of transfers still running, here or in another process, stay."""
+    for part in folder.glob(".*.part"):
+        fields = part.name.split(".")  # "", prefix..., pid, random, "part"
+        pid = fields[-3] if len(fields) >= 4 else ""
+        if pid.isdigit() and (int(pid) == os.getpid() or _process_alive(int(pid))):
+            continue
+        with contextlib.suppress(OSError):
+            part.unlink()
+
+
 def _atomic_write(path, data):
     """Write ``data`` to ``path`` through a temporary file in the same folder and os.replace."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    _remove_stale_parts(path.parent)
+    fd, tmp = _part_file(path.parent, f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -183,13 +213,9 @@ def _download(url, target_dir, timeout=60):
     Raises DataUnavailableError when the server cannot be reached or the transfer ends early.
     """
     target_dir.mkdir(parents=True, exist_ok=True)
-    # A process killed mid-download leaves its .part file behind; remove those first. (The file
-    # of a download running elsewhere may go too: that process reads its open handle, which
-    # survives the unlink.)
-    for stale in target_dir.glob(".download.*.part"):
-        with contextlib.suppress(OSError):
-            stale.unlink()
-    fd, tmp = tempfile.mkstemp(dir=target_dir, prefix=".download.", suffix=".part")
+    # A process killed mid-download leaves its .part file behind; remove those first.
+    _remove_stale_parts(target_dir)
+    fd, tmp = _part_file(target_dir, ".download.")
     try:
         with os.fdopen(fd, "w+b") as f:
             with urllib.request.urlopen(url, timeout=timeout) as resp:

@@ -49,7 +49,15 @@ def _sq_norms(X, xp):
     return xp.sum(X * X, axis=1)
 
 
+def _centred(X, Z, xp):
+    # ‖x − y‖ is shift-invariant; centring on Z's mean keeps ‖x‖² + ‖y‖² − 2xᵀy from
+    # cancelling on data far from the origin (kernels.centre_and_scale, on numpy).
+    c = xp.mean(Z, axis=0)
+    return X - c, Z - c
+
+
 def _squared_distances(X, Y, xp):
+    X, Y = _centred(X, Y, xp)
     D = X @ Y.T
     D *= -2.0
     D += _sq_norms(X, xp)[:, None]
@@ -80,7 +88,8 @@ def gram_block(kernel, X, Y=None, *, xp=None):
                 )
             root = aa.from_numpy(np.sqrt(gamma), xp, aa.device_of(X), X.dtype)
             X, Z, gamma = X * root[None, :], Z * root[None, :], 1.0
-        # −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖², clipped at 0 against round-off
+        # −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖² on centred rows, clipped at 0 against round-off
+        X, Z = _centred(X, Z, xp)
         E = X @ Z.T
         E *= 2.0 * gamma
         E -= gamma * _sq_norms(X, xp)[:, None]

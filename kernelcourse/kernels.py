@@ -80,21 +80,39 @@ class Kernel:
         """Gram block ``[K(x_i, y_j)]``, shape ``(len(X), len(Y))``; ``Y=None`` gives K(X, X).
 
         float32 inputs (both of them) give a float32 block; anything else float64.
+
+        Raises
+        ------
+        ValueError
+            If the block overflows (inputs too large in magnitude for this kernel): a Gram
+            block never holds NaN or infinity.
         """
         X = as_float_matrix(X, "X")
-        if Y is None:
-            K = self._gram(X, None)
-        else:
+        if Y is not None:
             Y = as_float_matrix(Y, "Y")
             check_same_features(X, Y)
             if X.dtype != Y.dtype:
                 X, Y = X.astype(np.float64), Y.astype(np.float64)
+        return self._checked_gram(X, Y)
+
+    def _checked_gram(self, X, Y, x_name="X", y_name="Y"):
+        # Finite inputs give a non-finite entry only through overflow; one sum over the block
+        # (cheaper than a boolean mask) tells whether any entry is NaN or infinite.
+        with np.errstate(over="ignore", invalid="ignore"):
             K = self._gram(X, Y)
+            total = K.sum(dtype=np.float64)
+        if not np.isfinite(total) and not np.isfinite(K).all():
+            raise _overflow_error(self, "Gram matrix", X, Y, x_name, y_name)
         return K
 
     def diag(self, X):
         """The diagonal ``K(x_i, x_i)`` without forming the Gram matrix."""
-        return self._diag(as_float_matrix(X, "X"))
+        X = as_float_matrix(X, "X")
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = self._diag(X)
+        if not np.isfinite(d).all():
+            raise _overflow_error(self, "diagonal", X, None, "X", "Y")
+        return d
 
     def feature_map(self, X):
         r"""Explicit features :math:`\phi(X)` with :math:`\phi(x)^T\phi(y) = K(x, y)`.
@@ -103,9 +121,15 @@ class Kernel:
         ------
         ValueError
             If the kernel's feature space is infinite-dimensional (RBF, Laplacian, Matérn,
-            ``exp``); approximate it with random features or Nyström instead.
+            ``exp``); approximate it with random features or Nyström instead. Also if the
+            features overflow (inputs too large in magnitude for this kernel).
         """
-        return self._features(as_float_matrix(X, "X"))
+        X = as_float_matrix(X, "X")
+        with np.errstate(over="ignore", invalid="ignore"):
+            F = self._features(X)
+        if not np.isfinite(F).all():
+            raise _overflow_error(self, "feature map", X, None, "X", "Y")
+        return F
 
     def feature_dim(self, n_features):
         """Dimension D of the feature space for inputs in R^n_features (``math.inf``: infinite)."""
@@ -169,6 +193,19 @@ class Kernel:
         return hash(repr(self))
 
 
+def _overflow_error(kernel, what, X, Y, x_name, y_name):
+    big = float(np.abs(X).max())
+    names = f"{x_name} (largest |entry| {big:.3g})"
+    if Y is not None:
+        names += f" and {y_name} (largest |entry| {float(np.abs(Y).max()):.3g})"
+    return ValueError(
+        f"the {what} of the kernel {kernel!r} on {names} overflows floating point (NaN or "
+        "infinity): "
+        "the inputs are too large in magnitude for this kernel. Rescale them (e.g. "
+        "StandardScaler) or choose a kernel that stays finite."
+    )
+
+
 def _is_scalar(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
@@ -189,9 +226,42 @@ def _params_equal(a, b):
 
 
 # -- distances ------------------------------------------------------------------------------------
-def squared_distances(X, Y=None):
-    """Squared Euclidean distances ‖x_i − y_j‖² with one matrix product (exactly symmetric
-    with zero diagonal when ``Y is None``)."""
+# Beyond this magnitude a squared norm may overflow; centred inputs are scaled down first.
+_SQUARE_SAFE = 2.0**250
+
+
+def centre_and_scale(X, Y=None):
+    r"""X and Y moved by a common vector c and divided by a common power of two s.
+
+    Distances do not change under a common shift, ‖x − y‖ = ‖(x − c) − (y − c)‖, and the
+    expansion ‖x‖² + ‖y‖² − 2xᵀy cancels catastrophically when the data sit far from the
+    origin (timestamps, coordinates in metres). Centring first keeps its round-off at the
+    scale of the data's spread. c is the mean of Y (of X when ``Y is None``), rounded to the
+    inputs' dtype: any common vector is exact, and rows near c are moved without round-off.
+    When the centred data are so large that their squares overflow, they are divided by a
+    power of two s (exact); then ‖x − y‖ = s ‖x̃ − ỹ‖.
+
+    Returns
+    -------
+    Xc, Yc, s : arrays (``Yc`` None when ``Y`` is None) and a float (1.0 when no scaling).
+    """
+    ref = X if Y is None else Y
+    c = ref.mean(axis=0, dtype=np.float64).astype(X.dtype)
+    Xc = X - c
+    Yc = None if Y is None else Y - c
+    big = float(np.abs(Xc).max())
+    if Yc is not None:
+        big = max(big, float(np.abs(Yc).max()))
+    s = 1.0
+    if big > _SQUARE_SAFE:
+        s = float(2.0 ** math.frexp(big)[1])
+        Xc /= s
+        if Yc is not None:
+            Yc /= s
+    return Xc, Yc, s
+
+
+def _expanded_squared_distances(X, Y):
     XX = np.einsum("ij,ij->i", X, X)
     if Y is None:
         D = X @ X.T
@@ -203,10 +273,51 @@ def squared_distances(X, Y=None):
     D += XX[:, None]
     D += YY[None, :]
     np.maximum(D, 0, out=D)
+    _refine_near_pairs(D, X, Y, XX, YY, 1.0)
     if Y is None:
         # ‖x‖² + ‖y‖² − 2xᵀy is symmetric in exact arithmetic only; make it so in floating point.
         _copy_upper_to_lower(D)
         np.fill_diagonal(D, 0)
+    return D
+
+
+def distances(X, Y=None):
+    """Euclidean distances ‖x_i − y_j‖, accurate far from the origin and finite whenever
+    representable (squares are formed on centred rows scaled by a power of two)."""
+    Xc, Yc, s = centre_and_scale(X, Y)
+    r = np.sqrt(_expanded_squared_distances(Xc, Yc))
+    if s != 1.0:
+        with np.errstate(over="ignore"):
+            r *= s
+    return r
+
+
+def _refine_near_pairs(B, X, Y, XX, YY, factor):
+    """Recompute ``B = factor · ‖x − y‖²`` from the differences where the expansion is at the
+    round-off level of the squared norms: there it has no correct digit left (and √D, as in
+    Matérn, or a large γ, as in an RBF with K ≈ I, magnifies the error). Such near pairs are
+    few (duplicates, near duplicates), so this costs little."""
+    eps = np.finfo(B.dtype).eps
+    limit = 64 * eps * (float(XX.max()) + float(YY.max())) * abs(factor)
+    # B has the sign of factor (D >= 0, −γD <= 0): one comparison, no |B| temporary
+    rows, cols = np.nonzero(B <= limit if factor > 0 else B >= -limit)
+    Z = X if Y is None else Y
+    for start in range(0, len(rows), 65536):
+        r, c = rows[start : start + 65536], cols[start : start + 65536]
+        diff = X[r] - Z[c]
+        B[r, c] = factor * np.einsum("ij,ij->i", diff, diff)
+
+
+def squared_distances(X, Y=None):
+    """Squared Euclidean distances ‖x_i − y_j‖² with one matrix product (exactly symmetric
+    with zero diagonal when ``Y is None``), accurate far from the origin (the inputs are
+    centred first, see :func:`centre_and_scale`). Entries beyond the float range are inf."""
+    Xc, Yc, s = centre_and_scale(X, Y)
+    D = _expanded_squared_distances(Xc, Yc)
+    if s != 1.0:
+        with np.errstate(over="ignore"):
+            D *= s
+            D *= s
     return D
 
 
@@ -219,6 +330,25 @@ def _copy_upper_to_lower(D, block=512):
         diag[lower] = diag.T[lower]
         for j in range(i + block, n, block):
             D[j : j + block, i : i + block] = D[i : i + block, j : j + block].T
+
+
+def unit_rows(X):
+    """The rows of X divided by their Euclidean norms (zero rows stay zero), and the norms.
+
+    Each row is first divided by its largest |entry|, so that neither 1e200 (whose square
+    overflows) nor 1e-200 (whose square underflows to 0) loses the direction.
+    """
+    return _unit_rows_and_norms(X)[0]
+
+
+def _unit_rows_and_norms(X):
+    peak = np.abs(X).max(axis=1)
+    peak[peak == 0] = 1.0
+    Xs = X / peak[:, None]
+    norms = np.sqrt(np.einsum("ij,ij->i", Xs, Xs))
+    unit = Xs / np.where(norms == 0, 1.0, norms)[:, None]
+    with np.errstate(over="ignore"):
+        return unit, norms * peak
 
 
 def _l1_distances(X, Y):
@@ -298,9 +428,20 @@ class RBF(Kernel):
     def _gram(self, X, Y):
         if np.ndim(self.gamma) != 0:  # ARD: one γ = 1 on the rescaled inputs
             return RBF(1.0)._gram(self._scaled(X), None if Y is None else self._scaled(Y))
+        Xc, Yc, s = centre_and_scale(X, Y)
+        if s != 1.0:
+            # scaled inputs: −γ s² ‖x̃ − ỹ‖², multiplied by s twice so that 0 stays 0
+            E = _expanded_squared_distances(Xc, Yc)
+            E *= -self.gamma
+            with np.errstate(over="ignore"):
+                E *= s
+                E *= s
+            return np.exp(E, out=E)
         # The exponent −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖² comes out of one matrix product of
         # augmented rows [x, 1, γ‖x‖²] and [2γ y, −γ‖y‖², −1]: no separate passes over the
         # n × m block to add the norms and scale, which matters when memory is the bottleneck.
+        # The rows are centred first (centre_and_scale), so the expansion does not cancel.
+        X, Y = Xc, Yc
         g = self.gamma
         h = g * np.einsum("ij,ij->i", X, X)
         left = np.hstack([X, np.ones((len(X), 1), X.dtype), h[:, None]])
@@ -311,6 +452,11 @@ class RBF(Kernel):
         right = np.hstack([(2.0 * g) * Z, -hy[:, None], -np.ones((len(Z), 1), Z.dtype)])
         E = left @ right.T
         np.minimum(E, 0, out=E)  # round-off can make a squared distance slightly negative
+        if h.max() + hy.max() > 16.0:
+            # Only then can the expansion's error, a few ε·γ(‖x‖² + ‖y‖²), exceed ~50ε in K
+            # (e.g. γ = 1e12, where K is I): recompute the near pairs. Below, it is not worth
+            # a pass over the block.
+            _refine_near_pairs(E, X, Y, h / g, hy / g, -g)
         if Y is None:
             _copy_upper_to_lower(E)
             np.fill_diagonal(E, 0)
@@ -396,8 +542,11 @@ class Matern(Kernel):
         return {"nu": self.nu, "length_scale": self.length_scale}
 
     def _gram(self, X, Y):
-        r = np.sqrt(squared_distances(X, Y))
-        r /= self.length_scale
+        r = distances(X, Y)
+        with np.errstate(over="ignore"):
+            r /= self.length_scale
+        # e^{-1000} is 0 in every float type: capping r keeps poly(r)·e^{-r} from inf · 0
+        np.minimum(r, 1e3, out=r)
         if self.nu == 0.5:
             return np.exp(-r)
         if self.nu == 1.5:
@@ -584,9 +733,7 @@ class Cosine(Kernel):
     """
 
     def _normalize(self, X):
-        norms = np.linalg.norm(X, axis=1)
-        norms[norms == 0] = 1.0
-        return X / norms[:, None]
+        return unit_rows(X)
 
     def _gram(self, X, Y):
         Xn = self._normalize(X)

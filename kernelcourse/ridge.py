@@ -29,13 +29,19 @@ import scipy.sparse as sp
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _array_api, devices, solvers
 from ._array_api import namespace_of
 from ._progress import Progress
 from ._threads import single_blas_thread
-from ._validation import check_fit_input, check_weights, finite_gram
+from ._validation import (
+    check_fit_input,
+    check_memory,
+    check_weights,
+    finite_gram,
+    validate_data,
+)
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .rkhs import RKHSFunction
 
@@ -178,6 +184,10 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
     caller has made it (a Gram matrix from :func:`~kernelcourse._validation.finite_gram`)."""
     lam = _check_lam(lam)
     if not isinstance(A, np.ndarray) or A.dtype not in (np.float32, np.float64):
+        if np.iscomplexobj(A) or np.asarray(A).dtype.kind not in "biuf":
+            raise TypeError(
+                f"A ({name}) must be a real numeric matrix, got dtype {np.asarray(A).dtype}."
+            )
         A = np.array(A, dtype=np.float64)
         overwrite_a = True  # already a private copy
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
@@ -919,6 +929,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         else:
             self.features_ = clone(self.features).fit(X, y)
         if Phi is None:
+            self._check_dense_memory(X)
             Phi = self._features(X)
         if sp.issparse(Phi) or hasattr(Phi, "rmatvec"):
             if self.lam == 0:
@@ -960,6 +971,21 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         self.history_ = None
         self.n_iter_ = 0
         return self
+
+    def _check_dense_memory(self, X):
+        # Dense features: Z (n × D), a centred copy and the min(n, D)² system of _ridge_solve.
+        # D comes from one row, so a 100 000-component map is refused before it is built.
+        if self.transformer_ is None or sp.issparse(X):
+            return
+        probe = self.transformer_.transform(X[:1])
+        if sp.issparse(probe) or hasattr(probe, "rmatvec"):
+            return
+        n, D = X.shape[0], probe.shape[1]
+        check_memory(
+            8 * (2 * n * D + min(n, D) ** 2),
+            f"FeatureRidge with {D} features on {n} samples",
+            "lower the transformer's n_components (or use fewer samples)",
+        )
 
     def _features(self, X):
         if self.features_ is None:

@@ -29,7 +29,7 @@ import numbers
 import numpy as np
 from scipy import linalg
 
-from ._validation import as_float_matrix, check_positive
+from ._validation import as_float_matrix, check_count, check_positive
 from .kernels import RBF, Kernel
 
 __all__ = [
@@ -279,7 +279,10 @@ class _EigenExpansion:
     def kernel_approximation(self, X, Y=None, n_terms=None):
         r"""The truncated Mercer sum :math:`\sum_{i \le M} \lambda_i \psi_i(x) \psi_i(y)`,
         the Mercer sum truncated at M = ``n_terms`` (all kept terms by default)."""
-        M = self.n_terms if n_terms is None else int(n_terms)
+        if n_terms is None:
+            M = self.n_terms
+        else:
+            M = check_count(n_terms, "n_terms")
         if not 1 <= M <= self.n_terms:
             raise ValueError(f"n_terms must be between 1 and {self.n_terms}, got {n_terms!r}.")
         PX = self.eigenfunctions(X)[:, :M]
@@ -494,6 +497,14 @@ class GaussianMercer(_EigenExpansion):
         self.sigma = check_positive(sigma, "sigma")
         if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < 1:
             raise ValueError(f"n_terms must be an integer >= 1, got {n_terms!r}.")
+        if n_terms > MAX_CLOSED_FORM_TERMS:
+            # the multi-indices are enumerated one by one and every evaluation builds an
+            # (m, n_terms) table: 1e6 terms take seconds, 1e9 would take hours and 8 GB a row
+            raise ValueError(
+                f"n_terms={n_terms} is more than {MAX_CLOSED_FORM_TERMS} closed-form terms; "
+                "beyond a few thousand the eigenvalues (2a/A)^{d/2} B^k are below round-off "
+                "of the first one, so ask for fewer."
+            )
         if (
             isinstance(n_features, bool)
             or not isinstance(n_features, numbers.Integral)
@@ -560,6 +571,10 @@ class GaussianMercer(_EigenExpansion):
             f"GaussianMercer(gamma={self.gamma!r}, sigma={self.sigma!r}, "
             f"n_terms={self.n_terms}, n_features={self.n_features})"
         )
+
+
+#: Largest ``n_terms`` :class:`GaussianMercer` accepts (its eigenvalues decay geometrically).
+MAX_CLOSED_FORM_TERMS = 10**6
 
 
 def _compositions(total, parts):

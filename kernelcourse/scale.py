@@ -51,12 +51,18 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _array_api, devices, solvers
 from ._array_api import namespace_of
 from ._progress import Progress
-from ._validation import check_fit_input, check_weights, finite_gram
+from ._validation import (
+    check_fit_input,
+    check_positive,
+    check_weights,
+    finite_gram,
+    validate_data,
+)
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .ridge import solve_regularized_psd
@@ -129,7 +135,14 @@ def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
     Storing :math:`\mathbf K` takes :math:`\text{itemsize}\cdot n^2` bytes (8 TB at n = 10⁶ in
     float64, lecture 002) and a Cholesky solve takes :math:`n^3/3` floating-point operations.
     """
-    n = np.asarray(n, dtype=np.float64)
+    arr = np.asarray(n)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"n must be a number of points (or an array of them), got {n!r}.")
+    n = arr.astype(np.float64)
+    if not (np.isfinite(n).all() and (n >= 0).all()):
+        raise ValueError(f"n must be finite and >= 0, got {arr!r}.")
+    itemsize = check_positive(itemsize, "itemsize")
+    flops_per_second = check_positive(flops_per_second, "flops_per_second")
     return itemsize * n**2, n**3 / 3 / flops_per_second
 
 
@@ -227,7 +240,11 @@ class _BaseNystroemKRR(BaseEstimator):
         """K_nM^T S (K_nM V), one block of rows of K_nM at a time (S = diag(sample weights))."""
         out = np.zeros((len(self.centers_), V.shape[1]))
         for start, Kb in self._kernel_blocks(X, progress):
-            KV = Kb @ V.astype(Kb.dtype, copy=False)
+            # float32 blocks, float64 products: V (and y) rounded to float32 put an error of
+            # ε₃₂‖K‖‖V‖ into every product, which 1/λ then magnifies far beyond the
+            # rounding of K itself.
+            Kb = Kb.astype(np.float64, copy=False)
+            KV = Kb @ V
             if sw is not None:
                 KV *= sw[start : start + len(Kb), None].astype(Kb.dtype, copy=False)
             out += Kb.T @ KV
@@ -236,7 +253,7 @@ class _BaseNystroemKRR(BaseEstimator):
     def _knm_t_y(self, X, Y, progress=None):
         out = np.zeros((len(self.centers_), Y.shape[1]))
         for start, Kb in self._kernel_blocks(X, progress):
-            out += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
+            out += Kb.T.astype(np.float64) @ Y[start : start + len(Kb)]
         return out
 
     def _gram_pass(self, X, Y, M, sw=None, progress=None):
@@ -247,10 +264,10 @@ class _BaseNystroemKRR(BaseEstimator):
             # dsyrk fills the upper triangle of Kb^T Kb. It runs in float64 even for float32
             # blocks: H summed in float32 loses definiteness and CG then diverges.
             Kw = np.asfortranarray(Kb, dtype=np.float64)
+            KtY += Kw.T @ Y[start : start + len(Kb)]  # float64, as in _knm_t_y
             if sw is not None:
                 Kw *= np.sqrt(sw[start : start + len(Kb), None])
             H += linalg.blas.dsyrk(1.0, Kw, trans=1)
-            KtY += Kb.T @ Y[start : start + len(Kb)].astype(Kb.dtype, copy=False)
         return np.triu(H) + np.triu(H, 1).T, KtY
 
     def _choose_centers(self, X, M, rng, rows=None):

@@ -42,10 +42,10 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
-from ._validation import as_float_matrix
+from ._validation import as_float_matrix, validate_data
 from .features import RandomFourierFeatures
 from .kernels import Kernel
 
@@ -105,7 +105,15 @@ class SGDResult:
 
     def predict(self, X):
         """h(x) = wᵀφ(x) (primal) or Σ_j u_j K(x_j, x) (dual)."""
-        return self._predictor(as_float_matrix(X, "X"))
+        X = as_float_matrix(X, "X")
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = self._predictor(X)
+        if not np.isfinite(h).all():
+            raise ValueError(
+                f"the predictions on X (largest |entry| {float(np.abs(X).max()):.3g}) overflow "
+                "floating point: X is too large in magnitude for this model; rescale it."
+            )
+        return h
 
     def __repr__(self):
         return (

@@ -36,6 +36,7 @@ from scipy import special, stats
 from scipy.stats import qmc
 from sklearn.utils import check_random_state
 
+from ._validation import _not_ragged
 from .kernels import RBF, Kernel, Laplacian, Matern, Scaled, resolve_kernel
 
 __all__ = [
@@ -60,13 +61,24 @@ def _check_size(n, name):
     return int(n)
 
 
-def _as_omega(omega, d=None):
-    omega = np.asarray(omega, dtype=np.float64)
-    if omega.ndim == 1:
-        omega = omega[:, None] if d in (None, 1) else omega[None, :]
-    if omega.ndim != 2:
-        raise ValueError(f"omega must be an array of shape (m, d), got shape {omega.shape}.")
-    return omega
+def _as_omega(omega, d=None, name="omega"):
+    """``omega`` as a finite real (m, d) float64 array; the errors name ``name``."""
+    _not_ragged(omega, name)
+    arr = np.asarray(omega)
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real-valued, got complex dtype {arr.dtype}.")
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+    ):
+        raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}.")
+    arr = arr.astype(np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None] if d in (None, 1) else arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be an array of shape (m, d), got shape {arr.shape}.")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinity; p and k are defined on R^d.")
+    return arr
 
 
 class SpectralMeasure:
@@ -111,9 +123,7 @@ class SpectralMeasure:
     def characteristic(self, Z):
         r""":math:`\mathbf E_p[\cos(\omega^T z)] = k(z) / k(0)` at the rows of ``Z``, from the
         kernel's closed form (what sample averages of :math:`\cos(\omega^T z)` estimate)."""
-        Z = np.asarray(Z, dtype=np.float64)
-        if Z.ndim == 1:
-            Z = Z[:, None]
+        Z = _as_omega(Z, name="Z")
         return self.kernel(Z, np.zeros((1, Z.shape[1])))[:, 0] / self.mass
 
     def sample(self, n, d, *, method="mc", random_state=None, qmc_engine="halton"):

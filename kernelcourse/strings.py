@@ -31,6 +31,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import sparse
 
+from ._validation import check_count
 from .kernels import Exponential, Kernel, Product, Scaled, Sum, _is_scalar
 
 __all__ = [
@@ -501,6 +502,17 @@ def planted_motif_sequences(
     >>> print(len(X), len(X[0]), y.tolist())
     6 20 [0, 0, 1, 0, 1, 1]
     """
+    n_per_class = check_count(n_per_class, "n_per_class")
+    length = check_count(length, "length")
+    n_copies = check_count(n_copies, "n_copies", minimum=0)
+    if (
+        isinstance(mutation_rate, bool)
+        or not isinstance(mutation_rate, numbers.Real)
+        or not 0 <= mutation_rate <= 1
+    ):
+        raise ValueError(f"mutation_rate must be a probability in [0, 1], got {mutation_rate!r}.")
+    if isinstance(motifs, str) or not all(isinstance(m, str) for m in motifs):
+        raise TypeError(f"motifs must be a pair of strings, got {motifs!r}.")
     rng = np.random.default_rng(random_state)
     alphabet = _check_alphabet(alphabet)
     if len(motifs) != 2:

@@ -36,10 +36,16 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._progress import Progress
-from ._validation import as_float_vector, check_count, check_fit_input, finite_gram
+from ._validation import (
+    as_float_vector,
+    check_count,
+    check_fit_input,
+    finite_gram,
+    validate_data,
+)
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
 from .solvers import block_cg
 
@@ -119,6 +125,21 @@ class _RowCache:
         return r
 
 
+def _check_user_gram(K):
+    """A Gram matrix passed by hand: real, finite and symmetric (to round-off), or an error
+    naming ``gram``; the estimators build theirs and skip this O(n²) check."""
+    if np.iscomplexobj(K) or not (np.issubdtype(K.dtype, np.number) or K.dtype == bool):
+        raise TypeError(f"gram must be a real numeric matrix, got dtype {K.dtype}.")
+    if not np.isfinite(K).all():
+        raise ValueError("gram contains NaN or infinity.")
+    scale = float(np.abs(K).max()) if K.size else 0.0
+    if np.abs(K - K.T).max(initial=0.0) > 1e-10 * max(scale, 1e-300):
+        raise ValueError(
+            "gram is not symmetric: K_ij != K_ji beyond round-off; a Gram matrix "
+            "K_ij = K(x_i, x_j) is symmetric (pass (K + K.T) / 2 if that is what you meant)."
+        )
+
+
 def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True, verbose=None):
     r"""Solve the SVM dual by SMO with second-order working-set selection.
 
@@ -168,6 +189,7 @@ def smo_solve(gram, y, C, *, tol=1e-3, max_iter=None, shrinking=True, verbose=No
     if isinstance(gram, np.ndarray):
         if gram.ndim != 2 or gram.shape[0] != gram.shape[1]:
             raise ValueError(f"gram must be a square Gram matrix, got shape {gram.shape}.")
+        _check_user_gram(gram)
         gram = _FullGram(np.asarray(gram, dtype=np.float64))
     if not isinstance(gram, _FullGram | _RowCache):
         raise TypeError(

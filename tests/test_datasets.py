@@ -469,3 +469,33 @@ def test_covertype_chunks_shuffle_buffer_is_validated(monkeypatch, tmp_path):
     for bad in (-1, True, 2.5):
         with pytest.raises(ValueError, match="shuffle_buffer"):
             next(ds.iter_covertype_chunks(5, shuffle_buffer=bad, download=False))
+
+
+def test_partial_files_of_killed_processes_go_and_live_ones_stay(monkeypatch, server, isolated):
+    import signal
+    import subprocess
+    import sys
+
+    isolated.mkdir(parents=True)
+    # a process killed with SIGKILL while it writes: its .part file stays behind
+    code = (
+        "import os, sys, time, pathlib; from kernelcourse import datasets as ds; "
+        "fd, tmp = ds._part_file(pathlib.Path(sys.argv[1]), '.adult.data.gz.'); "
+        "os.write(fd, b'half'); print(tmp, flush=True); time.sleep(60)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(isolated)], stdout=subprocess.PIPE, text=True
+    )
+    killed = pathlib.Path(proc.stdout.readline().strip())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert killed.exists()
+    # a transfer that is still running (this process's parent stands in for it)
+    live = isolated / f".download.{os.getppid()}.abc123.part"
+    live.write_bytes(b"still coming")
+    serve_tiny_adult(monkeypatch, server)
+    ds.load_adult()
+    assert not killed.exists()
+    assert live.exists()
+    names = sorted(p.name for p in isolated.iterdir())
+    assert names == sorted(["adult.data.gz", "adult.test.gz", live.name])

@@ -293,7 +293,7 @@ def test_solve_regularized_psd_checks_b():
 
 
 @pytest.mark.parametrize(
-    ("kernel", "scale"), [(exp(Linear()), 20.0), ("rbf", 1e160)], ids=["exp-linear", "rbf"]
+    ("kernel", "scale"), [(exp(Linear()), 20.0), ("poly", 1e160)], ids=["exp-linear", "poly"]
 )
 def test_non_finite_gram_matrix_raises_naming_the_kernel(kernel, scale):
     X = scale * np.random.default_rng(0).normal(size=(20, 5))

@@ -319,14 +319,14 @@ def test_sample_weights_that_zero_a_class_raise(est):
         est.set_params(class_weight={1: 0.0}).fit(X, y)
 
 
-@pytest.mark.parametrize("kernel", ["exp-linear", "rbf-huge"])
+@pytest.mark.parametrize("kernel", ["exp-linear", "poly-huge"])
 @pytest.mark.parametrize("cache_size", [1024, 1e-3])
 def test_non_finite_gram_raises_naming_the_kernel_at_once(kernel, cache_size):
     rng = np.random.default_rng(0)
     if kernel == "exp-linear":
         k, X = exp(Linear()), 20 * rng.normal(size=(40, 3))
     else:
-        k, X = "rbf", 1e160 * rng.normal(size=(40, 3))
+        k, X = "poly", 1e160 * rng.normal(size=(40, 3))  # the RBF stays exact there
     y = np.arange(40) % 2
     with pytest.raises(ValueError, match="kernel"):
         KernelSVC(kernel=k, cache_size=cache_size).fit(X, y)

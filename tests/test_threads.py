@@ -102,3 +102,41 @@ def test_concurrent_transforms_leave_blas_threads_as_they_were(make):
             t.join()
         assert not errors
         assert _blas_threads() == before
+
+
+def test_blas_threads_restored_after_concurrent_use_fresh_process():
+    # In a fresh interpreter (nothing else has touched the limits): the snapshot is taken
+    # after the imports, since scipy loads a BLAS of its own that threadpool_info then lists.
+    import subprocess
+    import sys
+
+    code = """
+import threading
+import numpy as np
+from threadpoolctl import threadpool_info
+from kernelcourse.features import Nystroem, RandomFourierFeatures
+
+def blas():
+    return sorted(
+        (i["filepath"], i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"
+    )
+
+X = np.random.default_rng(0).normal(size=(300, 5))
+ests = [
+    RandomFourierFeatures(n_components=64, n_threads=2, random_state=0).fit(X),
+    Nystroem(n_components=30, random_state=0).fit(X),
+]
+before = blas()
+def many(est):
+    for _ in range(15):
+        est.transform(X)
+threads = [threading.Thread(target=many, args=(ests[i % 2],)) for i in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert blas() == before, (before, blas())
+print("restored")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "restored" in out.stdout, out.stderr[-2000:]

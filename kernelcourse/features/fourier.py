@@ -26,12 +26,12 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import devices
 from .._array_api import device_of, namespace_of
 from .._threads import for_each_row_block
-from .._validation import as_float_matrix
+from .._validation import as_float_matrix, validate_data
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
 
@@ -168,6 +168,10 @@ def _beyond_exact_reduction(X, W, offset):
         w_norm = float(np.sqrt(np.einsum("ij,ij->j", W, W, dtype=np.float64)).max())
         bound = x_norm * w_norm + float(np.abs(offset).max())
     return ~(bound * (1.0 + 2.0 * (X.shape[1] + 1) * eps) <= limit)
+
+
+# Leverage scoring beyond this much arithmetic (minutes at ~10 GFLOP/s) is refused up front.
+_LEVERAGE_MAX_FLOPS = 2e12
 
 
 def _physical_memory():
@@ -513,6 +517,14 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 f"n_components={self.n_components} needs a pool of {n_pool} frequencies in "
                 f"{d} dimensions, about {need / 2**30:.1f} GiB, more than half of this "
                 f"machine's {total / 2**30:.1f} GiB; lower pool_factor or n_components."
+            )
+        flops = 2.0 * n_pool * n * (d + 2 * n)
+        if flops > _LEVERAGE_MAX_FLOPS:
+            raise ValueError(
+                f"sampling='leverage' with pool_factor={self.pool_factor} and "
+                f"n_components={self.n_components} scores a pool of {n_pool} frequencies on "
+                f"{n} rows, about {flops:.1e} floating-point operations (hours); lower "
+                "pool_factor or n_components."
             )
         pool = measure.sample(n_pool, d, method="mc", random_state=rng)
         # k(0) = mass times the average of cos(ωᵀ(x − y)): without it a multiple c·k would

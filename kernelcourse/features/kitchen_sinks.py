@@ -30,11 +30,17 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._threads import single_blas_thread
-from .._validation import as_float_matrix, as_float_vector, check_count, check_positive
-from ..kernels import Kernel
+from .._validation import (
+    as_float_matrix,
+    as_float_vector,
+    check_count,
+    check_positive,
+    validate_data,
+)
+from ..kernels import Kernel, _unit_rows_and_norms, distances
 
 __all__ = ["ArcCosine", "RandomKitchenSinks", "fit_box_constrained", "BASES"]
 
@@ -76,11 +82,12 @@ class ArcCosine(Kernel):
     def _gram(self, X, Y):
         symmetric = Y is None
         Y = X if Y is None else Y
-        nx = np.linalg.norm(X, axis=1)
-        ny = np.linalg.norm(Y, axis=1)
-        denom = np.outer(nx, ny)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cos = np.where(denom > 0, (X @ Y.T) / denom, 1.0)
+        # angles from unit rows (scaled before squaring: no overflow at 1e200, no underflow)
+        Ux, nx = _unit_rows_and_norms(X)
+        Uy, ny = _unit_rows_and_norms(Y)
+        with np.errstate(over="ignore"):
+            denom = np.outer(nx, ny)
+        cos = np.where(denom > 0, Ux @ Uy.T, 1.0)
         cos = np.clip(cos, -1.0, 1.0)
         if symmetric:
             np.fill_diagonal(cos, 1.0)  # θ(x, x) = 0 exactly, whatever the round-off
@@ -92,7 +99,10 @@ class ArcCosine(Kernel):
             J = sin + (math.pi - theta) * cos
         else:
             J = 3 * sin * cos + (math.pi - theta) * (1 + 2 * cos**2)
-        return (denom**self.order * J / math.pi).astype(X.dtype, copy=False)
+        if self.order == 0:
+            return (J / math.pi).astype(X.dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (denom**self.order * J / math.pi).astype(X.dtype, copy=False)
 
     def _diag(self, X):
         sq = np.einsum("ij,ij->i", X, X)
@@ -209,6 +219,8 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self.weights_ = np.asarray(self.sampler(q, X, rng))
             if len(self.weights_) != q:
                 raise ValueError(f"sampler returned {len(self.weights_)} parameters, expected {q}.")
+            # try the basis on some training rows now rather than let NaN reach a model later
+            self._basis_values(X[:256])
         elif self.basis == "cosine":
             self.weights_ = self.scale * rng.normal(size=(q, d))
             self.offset_ = rng.uniform(-math.pi, math.pi, size=q)
@@ -220,6 +232,23 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self.weights_ = rng.normal(size=(q, d))
         self._n_features_out = q
         return self
+
+    def _basis_values(self, X):
+        name = getattr(self.basis, "__name__", repr(self.basis))
+        Psi = np.asarray(self.basis(X, self.weights_))
+        if Psi.dtype.kind not in "biuf":
+            raise TypeError(f"basis {name} returned dtype {Psi.dtype}; it must return reals.")
+        Psi = Psi.astype(X.dtype, copy=False)
+        if Psi.shape != (len(X), self.n_components):
+            raise ValueError(
+                f"basis {name} returned shape {Psi.shape}, expected {(len(X), self.n_components)}."
+            )
+        if not np.isfinite(Psi).all():
+            raise ValueError(
+                f"basis {name} returned NaN or infinity on X (e.g. at row "
+                f"{int(np.argmin(np.isfinite(Psi).all(axis=1)))}); ψ(x; w) must be finite."
+            )
+        return Psi
 
     @property
     def _order(self):
@@ -239,24 +268,15 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         if callable(self.basis):
-            Psi = np.asarray(self.basis(X, self.weights_), dtype=X.dtype)
-            if Psi.shape != (len(X), self.n_components):
-                raise ValueError(
-                    f"basis returned shape {Psi.shape}, expected {(len(X), self.n_components)}."
-                )
-            return Psi
+            return self._basis_values(X)
         W = self.weights_.astype(X.dtype)
         if self.basis == "cosine":
             Psi = X @ W.T
             Psi += self.offset_.astype(X.dtype)
             return np.cos(Psi, out=Psi)
         if self.basis == "bump":
-            sq = (
-                np.einsum("ij,ij->i", X, X)[:, None]
-                - 2 * X @ W.T
-                + np.einsum("ij,ij->i", W, W)[None, :]
-            )
-            return (sq <= self.bandwidth**2).astype(X.dtype)
+            # ‖x − w‖ ≤ h, from the expansion on centred (and, if huge, scaled) rows
+            return (distances(X, W) <= self.bandwidth).astype(X.dtype)
         P = X @ W.T
         n = self._order
         Psi = np.where(P > 0, P**n if n else 1.0, 0.0)

@@ -28,12 +28,12 @@ from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .. import _array_api, devices
 from .._array_api import namespace_of
 from .._threads import for_each_row_block
-from .._validation import as_float_matrix, as_float_vector, check_positive
+from .._validation import as_float_matrix, as_float_vector, check_positive, validate_data
 from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
 __all__ = ["Nystroem", "RankDeficiencyWarning", "ridge_leverage_scores"]
@@ -113,6 +113,8 @@ def ridge_leverage_scores(Z, diag, ridge):
     Z = as_float_matrix(Z, "Z", allow_float32=False)
     n, r = Z.shape
     diag = as_float_vector(diag, "diag", n)
+    if (diag < 0).any():
+        raise ValueError("diag holds negative entries; K_ii = K(x_i, x_i) is >= 0 for a kernel.")
     ridge = check_positive(ridge, "ridge")
     mu = n * ridge
     G = Z.T @ Z

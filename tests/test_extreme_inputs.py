@@ -1,0 +1,216 @@
+"""Valid but extreme inputs: data far from the origin, magnitudes whose squares overflow.
+
+Every kernel and every estimator built on a Gram block must give the right answer or a clear
+error naming the input, never a silently wrong number or NaN.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from kernelcourse import kernels as kn
+from kernelcourse.features import Nystroem
+from kernelcourse.features.kitchen_sinks import ArcCosine, RandomKitchenSinks
+from kernelcourse.ridge import FeatureRidge, KernelRidge
+from kernelcourse.svm import KernelSVC
+
+OFFSETS = [0.0, 1e6, 1e7, 1e8, 1e9]
+
+
+def _direct_sq(X, Y):
+    X, Y = np.asarray(X, np.float64), np.asarray(Y, np.float64)
+    return ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1)
+
+
+def _matern52(D, ell):
+    s = math.sqrt(5.0) * np.sqrt(D) / ell
+    return (1 + s + s**2 / 3) * np.exp(-s)
+
+
+def _shifted(offset, dtype, seed=0, n=25, d=3):
+    # The spread grows with the offset in float32 so that its 24-bit mantissa still resolves
+    # the points (the same relative spread as unit data at 1e4); in float64 it is 1.
+    spread = 1.0 if dtype == np.float64 else max(1.0, offset * 1e-4)
+    rng = np.random.default_rng(seed)
+    X = (offset + spread * rng.normal(size=(n, d))).astype(dtype)
+    Y = (offset + spread * rng.normal(size=(n - 7, d))).astype(dtype)
+    return X, Y, spread
+
+
+# Tolerances on K (values in [0, 1]): float64 1e-12, float32 2e-6 (a few float32 ulps of the
+# centred coordinates, squared); before centring the float64 error was 0.66 at 1e8.
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 2e-6)])
+@pytest.mark.parametrize("offset", OFFSETS)
+def test_stationary_kernels_exact_far_from_origin(offset, dtype, tol):
+    X, Y, spread = _shifted(offset, dtype)
+    gamma, ell = 0.5 / spread**2, 1.3 * spread
+    cases = [
+        (kn.RBF(gamma), lambda D: np.exp(-gamma * D)),
+        (kn.Matern(nu=2.5, length_scale=ell), lambda D: _matern52(D, ell)),
+        (kn.Matern(nu=0.5, length_scale=ell), lambda D: np.exp(-np.sqrt(D) / ell)),
+    ]
+    for k, f in cases:
+        K_xy, K_xx = k(X, Y), k(X)
+        assert K_xy.dtype == dtype
+        np.testing.assert_allclose(K_xy, f(_direct_sq(X, Y)), rtol=0, atol=tol, err_msg=repr(k))
+        np.testing.assert_allclose(K_xx, f(_direct_sq(X, X)), rtol=0, atol=tol, err_msg=repr(k))
+        # and the kernel is the same function of the differences as at the origin
+        X0, Y0 = X.astype(np.float64) - offset, Y.astype(np.float64) - offset
+        np.testing.assert_allclose(K_xy, k(X0, Y0), rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("offset", [1e8, 1e9])
+def test_gram_users_exact_far_from_origin(offset):
+    # Nystroem, KernelRidge and KernelSVC on shifted data give what they give at the origin.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)
+    labels = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    Xs = X + offset
+
+    ny0 = Nystroem(kernel="rbf", gamma=0.5, n_components=20, random_state=0).fit(X)
+    ny1 = Nystroem(kernel="rbf", gamma=0.5, n_components=20, random_state=0).fit(Xs)
+    np.testing.assert_allclose(
+        ny1.approximate_kernel(Xs[:10]), ny0.approximate_kernel(X[:10]), atol=1e-7
+    )
+    kr0 = KernelRidge(kernel="rbf", gamma=0.5, lam=0.1).fit(X, y)
+    kr1 = KernelRidge(kernel="rbf", gamma=0.5, lam=0.1).fit(Xs, y)
+    np.testing.assert_allclose(kr1.predict(Xs), kr0.predict(X), atol=1e-7)
+    sv0 = KernelSVC(kernel="rbf", gamma=0.5, C=1.0).fit(X, labels)
+    sv1 = KernelSVC(kernel="rbf", gamma=0.5, C=1.0).fit(Xs, labels)
+    np.testing.assert_allclose(sv1.decision_function(Xs), sv0.decision_function(X), atol=1e-5)
+
+
+def test_laplacian_and_bump_basis_far_from_origin():
+    X, Y, _ = _shifted(1e8, np.float64)
+    D1 = np.abs(X[:, None, :] - Y[None, :, :]).sum(-1)
+    np.testing.assert_allclose(kn.Laplacian(0.7)(X, Y), np.exp(-0.7 * D1), atol=1e-12)
+    rks = RandomKitchenSinks(basis="bump", bandwidth=1.5, n_components=30, random_state=0)
+    rks.fit(X)
+    inside = np.sqrt(_direct_sq(X, rks.weights_)) <= 1.5
+    np.testing.assert_array_equal(rks.transform(X), inside.astype(float))
+
+
+# -- squares that overflow -------------------------------------------------------------------
+HUGE = np.array([[1e200, 0.0], [0.0, 1e200], [1e200, 1e200], [3e200, -2e200]])
+
+
+@pytest.mark.parametrize("k", [kn.RBF(0.5), kn.Matern(nu=1.5), kn.Matern(nu=2.5)])
+def test_stationary_grams_scale_before_squaring(k):
+    # distances of 1e200 are representable; only their squares are not: K is I, exactly
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        K = k(HUGE)
+        np.testing.assert_array_equal(K, np.eye(len(HUGE)))
+        # a spread of 1e194 at 1e200 keeps its kernel values
+        Z = 1e200 * np.array([[1.0], [1.0 + 2.0**-20]])
+        ell = float(Z[1, 0] - Z[0, 0])
+        e = math.exp(-1.0)
+        np.testing.assert_allclose(kn.Matern(nu=0.5, length_scale=ell)(Z), [[1, e], [e, 1]])
+
+
+def test_angle_kernels_scale_before_squaring():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = kn.Cosine()(HUGE / 1e200)
+        np.testing.assert_allclose(kn.Cosine()(HUGE), ref, rtol=1e-15)
+        np.testing.assert_allclose(kn.Cosine()(HUGE * 1e-300), ref, rtol=1e-15)
+        np.testing.assert_allclose(ArcCosine(0)(HUGE), ArcCosine(0)(HUGE / 1e200), rtol=1e-15)
+
+
+@pytest.mark.parametrize(
+    "k", [ArcCosine(1), ArcCosine(2), kn.Polynomial(degree=2), kn.Linear(), kn.exp(kn.Linear())]
+)
+def test_kernels_that_overflow_say_so(k):
+    with pytest.raises(ValueError, match=r"overflows.*X \(largest \|entry\| 3e\+200\)|X.*overflow"):
+        k(HUGE)
+    with pytest.raises(ValueError, match="overflow"):
+        k(HUGE[:2], HUGE)
+
+
+def test_feature_map_and_diag_overflow_say_so():
+    k = kn.Polynomial(degree=3)
+    with pytest.raises(ValueError, match="feature map .* overflows"):
+        k.feature_map(HUGE)
+    with pytest.raises(ValueError, match="diagonal .* overflows"):
+        k.diag(HUGE)
+
+
+def test_estimators_with_polynomial_kernel_refuse_overflowing_inputs():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
+    labels = np.where(y > 0, 1, -1)
+    with pytest.raises(ValueError, match="X.*overflow"):
+        Nystroem(kernel="poly", n_components=5, random_state=0).fit(X).transform(HUGE)
+    with pytest.raises(ValueError, match="X.*overflow"):
+        FeatureRidge(features=kn.Polynomial(degree=2), lam=1.0).fit(X, y).predict(HUGE)
+    with pytest.raises(ValueError, match="X.*overflow"):
+        KernelSVC(kernel="poly", C=1.0).fit(X, labels).decision_function(HUGE)
+
+
+def test_sgd_result_predict_refuses_overflowing_inputs():
+    from kernelcourse import sgd
+
+    rng = np.random.default_rng(0)
+    X, order = rng.normal(size=(20, 2)), np.arange(20)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    poly = kn.Polynomial(degree=2)
+    for strategy in (sgd.sgd_features_on_the_fly, sgd.sgd_dual_cached_gram):
+        result = strategy(X, y, poly, order=order, step_size=0.1)
+        with pytest.raises(ValueError, match="X.*overflow"):
+            result.predict(HUGE)
+    # K finite, its product with u not: still an error, not inf
+    result = sgd.sgd_dual_cached_gram(X, y, kn.Linear(), order=order, step_size=0.1)
+    with pytest.raises(ValueError, match="X.*overflow"):
+        result.predict(np.full((1, 2), 1e308))
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_kernel_ridge_with_identity_gram_predicts_y_over_one_plus_lambda(offset):
+    # γ = 1e12 on unit-spread points: K = I, α = y / (1 + λ), and predict gives α back
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 3)) + offset, rng.normal(size=30)
+    model = KernelRidge(kernel="rbf", gamma=1e12, lam=0.5).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), y / 1.5, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(kn.RBF(1e12)(X, X), np.eye(30))
+
+
+@pytest.mark.parametrize("precompute", [False, True])
+def test_nystroem_krr_float32_agrees_with_float64(precompute):
+    # Small problems with λ = 1e-6, where 1/λ magnifies every rounding: the float32 fit used
+    # to round y and the CG directions to float32 inside K_nMᵀy and K_nMᵀK_nM v and was off by
+    # up to 0.6 % of the prediction. With float32 blocks and float64 products what is left is
+    # the rounding of the float32 Gram itself (a direct solve on it differs by up to 7e-4).
+    from kernelcourse.scale import NystroemKRR
+
+    worst = 0.0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(4, 21))
+        X, y = rng.normal(size=(n, 2)), rng.normal(size=n)
+        kw = dict(n_components=n, lam=1e-6, random_state=0, precompute=precompute)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the accuracy is tested here, not the warnings
+            p64 = NystroemKRR(**kw).fit(X, y).predict(X)
+            p32 = NystroemKRR(dtype=np.float32, **kw).fit(X, y).predict(X)
+        worst = max(worst, np.abs(p32 - p64).max() / np.abs(p64).max())
+    assert worst < 1.5e-3, worst
+
+
+@pytest.mark.parametrize("k", [kn.RBF(0.5), kn.Matern(nu=2.5)])
+def test_array_api_gram_block_exact_far_from_origin(k):
+    xp = pytest.importorskip("array_api_strict")
+    from kernelcourse import devices
+
+    X, Y, _ = _shifted(1e8, np.float64)
+    K = devices.gram_block(k, xp.asarray(X), xp.asarray(Y), xp=xp)
+    np.testing.assert_allclose(np.asarray(K), k(X - 1e8, Y - 1e8), rtol=0, atol=1e-12)
+
+
+def test_nystroem_on_an_overflowing_gram_is_a_value_error_not_linalg_error():
+    # exp(xᵀy) overflows for inputs of size 20: a clear error before any eigendecomposition
+    X = 20 * np.random.default_rng(0).normal(size=(30, 4))
+    with pytest.raises(ValueError, match=r"exp\(Linear\(\)\).*X.*overflows"):
+        Nystroem(kernel=kn.exp(kn.Linear()), n_components=10, random_state=0).fit(X)
