@@ -24,7 +24,7 @@ def run(smoke=False):
         SklearnKernelRidge(alpha=lam, kernel="rbf", gamma=gamma).fit(X, y).predict(X_test)
 
     models = {
-        dtype: KernelRidge(kernel="rbf", gamma=gamma, lam=lam, dtype=dtype)
+        dtype: KernelRidge(kernel="rbf", gamma=gamma, lam=lam, dtype=np.dtype(dtype))
         for dtype in ("float64", "float32")
     }
     fits = [lambda model=model: model.fit(X, y).predict(X_test) for model in models.values()]

@@ -64,7 +64,7 @@ from ._validation import (
     validate_data,
 )
 from .features import RandomFourierFeatures
-from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
+from .kernels import KERNEL_NAMES, RBF, Kernel, resolve_kernel
 from .ridge import solve_regularized_psd
 from .solvers import conjugate_gradient
 
@@ -391,6 +391,24 @@ class _BaseNystroemKRR(BaseEstimator):
         self._finish_progress(progress)
         return self
 
+    def _fused_products(self, X, centers, sw):
+        """For the Gaussian kernel in float32: the product K_nMᵀ S K_nM V in one pass with the
+        kernel tiles made and used in cache (:mod:`kernelcourse._fused`); None otherwise."""
+        if not (isinstance(self.kernel_, RBF) and X.dtype == np.float32):
+            return None
+        from ._fused import rbf_normal_products
+
+        gamma = self.kernel_.gamma
+        if np.ndim(gamma) != 0:  # one γ_k per feature: γ = 1 on the inputs scaled by √γ_k
+            root = np.sqrt(gamma).astype(np.float32)
+            X, centers, gamma = X * root, centers * root, 1.0
+        rows = self.block_size or 128
+
+        def products(V):
+            return rbf_normal_products(X, centers, gamma, V, sw, tile=rows)
+
+        return products
+
     def _falkon_numpy(self, X, Y, idx, sw, callback, progress):
         """FALKON on numpy X (already in ``dtype``): centres, right-hand side, the products
         over row blocks of K_nM, and the solve; returns the arrays the estimator keeps."""
@@ -418,9 +436,15 @@ class _BaseNystroemKRR(BaseEstimator):
                 f"the kernel {self.kernel_!r} gives NaN or infinity between X and the centres "
                 "(X too large in magnitude for this kernel?); rescale X."
             )
+        products = self._fused_products(X, centers, sw)
+        if products is None:
+
+            def products(V):
+                return self._knm_t_knm(X, V, sw, progress)
+
         result = solvers.falkon_solve(
             precond,
-            lambda V: self._knm_t_knm(X, V, sw, progress),
+            products,
             KtY,
             lam,
             n_eff,

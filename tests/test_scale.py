@@ -461,3 +461,23 @@ def test_bad_per_feature_gamma_is_refused_naming_gamma(gamma, error):
     assert X.shape[1] == 5
     with pytest.raises(error, match="gamma"):
         NystroemKRR(gamma=gamma, n_components=10).fit(X, y)
+
+
+@pytest.mark.parametrize("gamma", [0.3, np.array([0.1, 0.5, 0.2, 1.0, 0.05])])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_one_pass_products_equal_the_blocked_ones(gamma, weighted):
+    # float32 RBF fits compute K_nMᵀ S K_nM V in one pass with tiles kept in cache; it is
+    # the same product as the row blocks of K_nM, to float32 round-off.
+    from kernelcourse._fused import rbf_normal_products
+
+    X, _ = data(n=700)
+    X = X.astype(np.float32)
+    C = X[::7]
+    V = np.random.default_rng(1).normal(size=(len(C), 3))
+    sw = np.random.default_rng(2).uniform(0.5, 2.0, size=len(X)) if weighted else None
+    root = np.sqrt(np.broadcast_to(gamma, (5,))).astype(np.float32)
+    got = rbf_normal_products(X * root, C * root, 1.0, V, sw, tile=50)
+    K = RBF(gamma)(X.astype(np.float64), C.astype(np.float64))
+    KV = K @ V if sw is None else (K @ V) * sw[:, None]
+    want = K.T @ KV
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
