@@ -975,9 +975,9 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
     def _check_dense_memory(self, X):
         # Dense features: Z (n × D), a centred copy and the min(n, D)² system of _ridge_solve.
         # D comes from one row, so a 100 000-component map is refused before it is built.
-        if self.transformer_ is None or sp.issparse(X):
+        if self.features_ is None or sp.issparse(X):
             return
-        probe = self.transformer_.transform(X[:1])
+        probe = self.features_.transform(X[:1])
         if sp.issparse(probe) or hasattr(probe, "rmatvec"):
             return
         n, D = X.shape[0], probe.shape[1]
