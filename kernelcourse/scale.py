@@ -402,6 +402,11 @@ class _BaseNystroemKRR(BaseEstimator):
         if np.ndim(gamma) != 0:  # one γ_k per feature: γ = 1 on the inputs scaled by √γ_k
             root = np.sqrt(gamma).astype(np.float32)
             X, centers, gamma = X * root, centers * root, 1.0
+        # distances do not change under a common shift: centre on the centres' mean once, so
+        # that ‖x‖² + ‖c‖² − 2xᵀc does not cancel in float32 for data far from the origin
+        mu = centers.mean(axis=0, dtype=np.float64)
+        X = (X - mu).astype(np.float32)
+        centers = (centers - mu).astype(np.float32)
         rows = self.block_size or 128
 
         def products(V):
