@@ -18,8 +18,8 @@ GPU, ``sklearn.set_config(array_api_dispatch=True)``. It records:
 Everything goes to ``kernelcourse/benchmark_results/gpu_covertype.json`` with the GPU's name,
 the driver and library versions; chapter 11 reads it with ``datasets.load_benchmark``.
 
-Bandwidths. The Gaussian kernel takes one length scale per feature by rescaling column k by a
-factor f_k before a common γ: :math:`K(x, y) = \\exp(-\\gamma \\sum_k f_k^2 (x_k - y_k)^2)`.
+Bandwidths. The Gaussian kernel takes one γ_k per feature (``RBF(gamma=array)``), here
+:math:`\\gamma_k = \\gamma f_k^2`: :math:`K(x, y) = \\exp(-\\gamma \\sum_k f_k^2 (x_k - y_k)^2)`.
 The factors are those that validation chose for random binning in the CPU record (one factor
 per numeric column and per one-hot block). ``--select`` then picks γ and λ, with and without the
 factors, on a validation split of the training rows (the last 58 102 shuffled training rows;
@@ -54,11 +54,11 @@ RUN_ONLY_WHEN_NAMED = True
 
 #: settings of the full FALKON run; ``--select`` replaces gamma, lam and bandwidths
 FULL = {
-    "n_centers": 50_000,
+    "n_components": 50_000,
     "gamma": 0.1,
     "lam": 1e-7,
     "bandwidths": "binning",
-    "maxiter": 30,
+    "max_iter": 30,
     "seed": SEED,
 }
 #: the grid of ``--select`` (bandwidths, γ, λ) and the M it is evaluated at
@@ -140,8 +140,10 @@ def forest_split(dtype=np.float32):
     )
 
 
-def rescale(X, bandwidths, factors):
-    return X if bandwidths == "standardised" else (X * factors).astype(X.dtype)
+def ard_gamma(gamma, bandwidths, factors):
+    """γ for the standardised columns, or one γ_k = γ f_k² per column (the RBF kernel's
+    per-feature form) for the binning factors."""
+    return gamma if bandwidths == "standardised" else (gamma * factors**2).tolist()
 
 
 def _fit_predict(model, Xtr, ytr, Xte, sync, memory):
@@ -173,7 +175,7 @@ def evaluate(task, X_train, y_train, X_test, y_test, convert, sync, memory, **pa
     from kernelcourse.scale import NystroemKRRClassifier
 
     seed = params.pop("seed")
-    model = NystroemKRRClassifier(dtype="float32", random_state=seed, **params)
+    model = NystroemKRRClassifier(dtype=np.float32, random_state=seed, **params)
     fit_s, predict_s, peak, pred = _fit_predict(
         model, convert(X_train), convert(_targets(task, y_train)), convert(X_test), sync, memory
     )
@@ -194,10 +196,10 @@ def select(X, y, factors, convert, sync, memory, task="binary"):
     fit, val = slice(None, len(X) - N_VALIDATION), slice(len(X) - N_VALIDATION, None)
     trials = []
     for bandwidths, gamma, lam in GRID:
-        Xs = rescale(X, bandwidths, factors)
         out = evaluate(
-            task, Xs[fit], y[fit], Xs[val], y[val], convert, sync, memory,
-            n_centers=SELECT_CENTERS, gamma=gamma, lam=lam, maxiter=FULL["maxiter"], seed=SEED,
+            task, X[fit], y[fit], X[val], y[val], convert, sync, memory,
+            n_components=SELECT_CENTERS, gamma=ard_gamma(gamma, bandwidths, factors), lam=lam,
+            max_iter=FULL["max_iter"], seed=SEED,
         )  # fmt: skip
         trials.append(
             {"bandwidths": bandwidths, "gamma": gamma, "lam": lam,
@@ -217,6 +219,7 @@ def rff_ridge(X_train, y_train, X_test, y_test, convert, sync, memory, settings=
     from kernelcourse import _array_api as aa
     from kernelcourse._array_api import to_numpy
     from kernelcourse.features import RandomFourierFeatures
+    from kernelcourse.solvers import cholesky_jitter
 
     reset_peak, read_peak = memory
     os.environ.setdefault("SCIPY_ARRAY_API", "1")
@@ -241,8 +244,8 @@ def rff_ridge(X_train, y_train, X_test, y_test, convert, sync, memory, settings=
             Z = rff.transform(Xtr[i : i + step])
             G += xp.astype(Z.T @ Z, xp.float64)
             r += xp.astype(Z.T @ xp.astype(yc[i : i + step, None], Z.dtype), xp.float64)
-        T, _ = aa.cholesky_upper(
-            aa.add_to_diagonal(G, settings["lam"] * Xtr.shape[0], xp), xp, "Z^T Z + λnI"
+        T, _ = cholesky_jitter(
+            aa.add_to_diagonal(G, settings["lam"] * Xtr.shape[0], xp), xp=xp, name="Z^T Z + λnI"
         )
         w = aa.solve_triangular(T, aa.solve_triangular(T, r, xp, transpose=True), xp)
         sync()
@@ -361,7 +364,7 @@ def full_run(settings=None, do_select=False, path=RESULTS, parts=("falkon", "rff
     # warm-up: CUDA context, cuBLAS and cuSOLVER handles are created once per process
     evaluate(
         "binary", X_train[:4000], y_train[:4000], X_test[:1000], y_test[:1000], convert, sync,
-        memory, n_centers=500, gamma=0.1, lam=1e-6, maxiter=3, seed=SEED,
+        memory, n_components=500, gamma=0.1, lam=1e-6, max_iter=3, seed=SEED,
     )  # fmt: skip
     record = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -386,7 +389,7 @@ def full_run(settings=None, do_select=False, path=RESULTS, parts=("falkon", "rff
         best, trials = select(X_train, y_train, factors, convert, sync, memory)
         settings.update(bandwidths=best["bandwidths"], gamma=best["gamma"], lam=best["lam"])
         record["selection"] = {
-            "n_centers": SELECT_CENTERS,
+            "n_components": SELECT_CENTERS,
             "n_validation": N_VALIDATION,
             "trials": trials,
             "chosen": {k: best[k] for k in ("bandwidths", "gamma", "lam")},
@@ -398,12 +401,11 @@ def full_run(settings=None, do_select=False, path=RESULTS, parts=("falkon", "rff
         "rff": RFF,
     }
     if "falkon" in parts:
-        params = {k: settings[k] for k in ("n_centers", "gamma", "lam", "maxiter", "seed")}
-        Xtr = rescale(X_train, settings["bandwidths"], factors)
-        Xte = rescale(X_test, settings["bandwidths"], factors)
+        params = {k: settings[k] for k in ("n_components", "lam", "max_iter", "seed")}
+        params["gamma"] = ard_gamma(settings["gamma"], settings["bandwidths"], factors)
         for task in TASKS:
             print(f"{task} nystroem_falkon on {info.get('gpu', info['device'])} ...", flush=True)
-            run = evaluate(task, Xtr, y_train, Xte, y_test, convert, sync, memory, **params)
+            run = evaluate(task, X_train, y_train, X_test, y_test, convert, sync, memory, **params)
             run.update(task=task, method="nystroem_falkon")
             print(json.dumps(run), flush=True)
             record["runs"].append(run)
@@ -442,13 +444,13 @@ def smoke_run():
     X = rng.normal(size=(1500, 8)).astype(np.float32)
     y = 1 + (X[:, 0] > 0) + 2 * (X[:, 1] > 0.5)
     X_train, y_train, X_test, y_test = X[:1200], y[:1200], X[1200:], y[1200:]
-    params = {"n_centers": 100, "gamma": 0.1, "lam": 1e-4, "maxiter": 15, "seed": 0}
+    params = {"n_components": 100, "gamma": 0.1, "lam": 1e-4, "max_iter": 15, "seed": 0}
     rows = []
     for task in TASKS:
         out = evaluate(task, X_train, y_train, X_test, y_test, convert, sync, memory, **params)
         start = time.perf_counter()
         ref = NystroemKRRClassifier(
-            dtype="float32", random_state=0, **{k: v for k, v in params.items() if k != "seed"}
+            dtype=np.float32, random_state=0, **{k: v for k, v in params.items() if k != "seed"}
         ).fit(X_train, _targets(task, y_train))
         numpy_s = time.perf_counter() - start
         ref_acc = float(np.mean(ref.predict(X_test) == _targets(task, y_test)))
@@ -479,20 +481,20 @@ def main(argv=None):
     parser.add_argument(
         "--no-select", action="store_true", help="skip the validation of bandwidths, γ and λ"
     )
-    parser.add_argument("--n-centers", type=int, default=FULL["n_centers"])
+    parser.add_argument("--n-components", type=int, default=FULL["n_components"])
     parser.add_argument("--gamma", type=float, default=FULL["gamma"])
     parser.add_argument("--lam", type=float, default=FULL["lam"])
     parser.add_argument("--bandwidths", choices=("binning", "standardised"),
                         default=FULL["bandwidths"])  # fmt: skip
-    parser.add_argument("--maxiter", type=int, default=FULL["maxiter"])
+    parser.add_argument("--max-iter", type=int, default=FULL["max_iter"])
     parser.add_argument("--parts", default="falkon,rff,ratios")
     args = parser.parse_args(argv)
     if args.smoke:
         rows = smoke_run()
     else:
         settings = {
-            "n_centers": args.n_centers, "gamma": args.gamma, "lam": args.lam,
-            "bandwidths": args.bandwidths, "maxiter": args.maxiter, "seed": FULL["seed"],
+            "n_components": args.n_components, "gamma": args.gamma, "lam": args.lam,
+            "bandwidths": args.bandwidths, "max_iter": args.max_iter, "seed": FULL["seed"],
         }  # fmt: skip
         record = full_run(
             settings, do_select=not args.no_select, parts=tuple(args.parts.split(","))

@@ -28,7 +28,7 @@ _P = tuple(
 )
 
 
-@njit(parallel=True, fastmath=True)
+@njit(parallel=True, fastmath=True, cache=True)
 def _products(X, Ct, xsq, gc, gamma, Vt, sw, tile, p0, p1, p2, p3, p4):
     n = X.shape[0]
     M = Ct.shape[1]

@@ -70,7 +70,7 @@ def test_gpu_table_from_a_record():
     record = {
         "date": "2026-01-01 00:00 UTC",
         "machine": {"gpu": "Some GPU", "numpy": "2", "sklearn": "1.9"},
-        "settings": {"n_centers": 50_000, "gamma": 0.1},
+        "settings": {"n_components": 50_000, "gamma": 0.1},
         "runs": [
             {"method": "nystroem_falkon", "task": "binary", "accuracy": 0.95, "fit_s": 20.0,
              "predict_s": 0.5, "peak_device_bytes": 2**34},

@@ -241,7 +241,8 @@ def gpu_table(record):
     rows = []
     for r in record["runs"]:
         if r["method"] == "nystroem_falkon":
-            setting = f"M = {settings['n_centers']:,}, γ = {settings['gamma']:g}"
+            M = settings.get("n_components", settings.get("n_centers"))
+            setting = f"M = {M:,}, γ = {settings['gamma']:g}"
         else:
             setting = f"D = {r['n_components']:,}, γ = {r['gamma']:g}"
         rows.append(
