@@ -8,7 +8,7 @@ one GEMM into a buffer that stays in cache, exponentiates it with a polynomial e
 compiler vectorizes (no vector exp without SVML), and consumes the tile at once: :math:`u = K_t
 V` and :math:`K_t^T (S u)` into the thread's own M × k sum. Nothing of size n × M is ever
 written. Tiles are float32 (the exponent is clipped at 0 and −87, where exp underflows in
-float32), the sums float64.
+float32); V, the products with it and the sums are float64.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _products(X, Ct, xsq, gc, gamma, Vt, sw, tile, p0, p1, p2, p3, p4):
         acc = parts[t]
         row = np.empty(M, dtype=np.float32)
         mexp = np.empty(M, dtype=np.int32)
-        u = np.empty(k, dtype=np.float32)
+        u = np.empty(k)
         for s in range(start, stop, tile):
             e = min(stop, s + tile)
             G = np.dot(X[s:e], Ct)  # the tile's inner products, into cache
@@ -69,14 +69,16 @@ def _products(X, Ct, xsq, gc, gamma, Vt, sw, tile, p0, p1, p2, p3, p4):
                 scale = mexp.view(np.float32)
                 for j in range(M):
                     row[j] *= scale[j]
-                w = np.float32(1.0) if sw.shape[0] == 0 else np.float32(sw[s + i])
+                # u = (K_t V) S in float64: rounding V to float32 would cost the solve
+                # more accuracy than the float32 kernel entries themselves
+                w = 1.0 if sw.shape[0] == 0 else sw[s + i]
                 for c in range(k):
-                    total = np.float32(0.0)
+                    total = 0.0
                     for j in range(M):
                         total += row[j] * Vt[c, j]
                     u[c] = total * w
                 for c in range(k):
-                    uc = np.float64(u[c])
+                    uc = u[c]
                     for j in range(M):
                         acc[c, j] += row[j] * uc
     out = np.zeros((k, M))
@@ -110,7 +112,7 @@ def rbf_normal_products(X, centers, gamma, V, sw=None, *, tile=64):
     xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64).astype(np.float32)
     csq = np.einsum("ij,ij->i", C, C, dtype=np.float64).astype(np.float32)
     gc = (np.float32(gamma) * csq).astype(np.float32)
-    Vt = np.ascontiguousarray(np.asarray(V).T, dtype=np.float32)
+    Vt = np.ascontiguousarray(np.asarray(V).T, dtype=np.float64)
     sw = np.empty(0) if sw is None else np.ascontiguousarray(sw, dtype=np.float64)
     # the tile GEMMs run inside the compiled threads: BLAS must not start threads of its own
     with single_blas_thread():
