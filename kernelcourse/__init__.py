@@ -14,6 +14,9 @@ The library
         Nyström, random binning, random kitchen sinks.
     ``ridge``
         Ridge regression in the primal, kernel ridge regression in the dual, ridge on features.
+    ``solvers``
+        The one solver core: block conjugate gradient for several right-hand sides, the
+        FALKON preconditioner, a Cholesky factorisation with jitter.
     ``scale``
         Nyström kernel ridge regression by FALKON, streaming ridge, out-of-core pieces.
     ``devices``, ``distributed``
@@ -51,6 +54,7 @@ __all__ = [
     "rkhs",
     "scale",
     "sgd",
+    "solvers",
     "spectral",
     "strings",
     "svm",
