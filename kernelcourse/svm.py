@@ -15,7 +15,10 @@ sum, which is why the solution is sparse (lecture 002).
 
 :class:`KernelSVC` solves the dual with sequential minimal optimisation: each step moves two
 coordinates along the equality constraint, the pair being chosen by the second-order rule of
-Fan, Chen & Lin (2005), as LIBSVM does. :class:`PrimalSVC` solves
+Fan, Chen & Lin (2005), as LIBSVM does. Chapter 8 writes that solver from scratch; the package
+extends it as the fast solvers do (ThunderSVM, oneDAL): SMO runs in cache on working sets of a
+few hundred variables whose kernel rows come from one blocked product, with LIBSVM's kernel-row
+cache and shrinking (:func:`smo_solve`). :class:`PrimalSVC` solves
 :math:`\min_{w,b} \tfrac12\|w\|^2 + C\sum_i \ell(y_i(w^T z_i + b))` on explicit features
 :math:`z_i`; after a random Fourier feature map it is lecture 003's five-step algorithm
 (Lecture VI-2).
@@ -158,7 +161,7 @@ class _RowCache:
             rms = float(np.sqrt(np.mean(err * err))) if np.isfinite(err).all() else np.inf
             if rms * c_max * math.sqrt(n) <= 0.1 * tol:
                 self.dtype, self.X = np.dtype(np.float32), X32
-        cap = max(q, 2, int(self.size_mb * 2**20 // (self.dtype.itemsize * n)))
+        cap = max(q + 2, int(self.size_mb * 2**20 // (self.dtype.itemsize * n)))
         self.buffer = np.empty(min(cap, n) * n, dtype=self.dtype)  # touched as rows arrive
         self.act = None
         self.set_active(np.arange(n))
@@ -194,6 +197,8 @@ class _RowCache:
 
     def rows(self, ids):
         glob = self.act[ids]
+        if len(ids) > len(self.store):  # a request must fit, or a row it hits is evicted
+            raise RuntimeError(f"{len(ids)} rows requested from a cache of {len(self.store)}.")
         slot = np.empty(len(ids), dtype=np.intp)
         missing = []
         for k, g in enumerate(glob.tolist()):
@@ -553,7 +558,7 @@ def _working_set(gram, i, j0, m, M, vu, vl, da, q, prev):
     I_up and the second-order gain on I_low, the extreme pair (i, j0), then members of the
     previous working set ``prev`` up to q."""
     n_new = q if len(prev) == 0 else q // 2
-    half = max(1, n_new // 2)
+    half = max(1, (n_new - 2) // 2)  # room for the pair (i, j0): at most q in all
     up = np.flatnonzero(vu > M)
     if len(up) > half:
         up = up[np.argpartition(vu[up], len(up) - half)[len(up) - half :]]
@@ -629,10 +634,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     Solves :math:`\max_\alpha \mathbf 1^T\alpha - \frac12\alpha^T G\alpha` subject to
     :math:`0 \le \alpha_i \le C` and :math:`\sum_i y_i\alpha_i = 0`, with
     :math:`G_{ij} = y_i y_j K(x_i, x_j)` (lecture 003, kernel SVM), by SMO with the
-    second-order working-set selection of Fan, Chen & Lin (2005) and a KKT stopping rule
-    (see :func:`smo_solve`). The decision function is the representer form
-    :math:`f(x) = \sum_{i \in SV} \alpha_i y_i K(x_i, x) + b`, with b averaged over the free
-    support vectors (0 < α_i < C). ``C=np.inf`` is the hard-margin SVM.
+    second-order pair selection of Fan, Chen & Lin (2005) and LIBSVM's KKT stopping rule,
+    extended for large n to working sets of 512 variables solved in cache, their kernel
+    rows computed in one blocked product (see :func:`smo_solve`). The decision function is
+    the representer form :math:`f(x) = \sum_{i \in SV} \alpha_i y_i K(x_i, x) + b`, with b
+    averaged over the free support vectors (0 < α_i < C). ``C=np.inf`` is the hard-margin SVM.
 
     More than two classes are handled one-vs-one, as LIBSVM: one binary SVM per pair of
     classes, prediction by votes.
@@ -657,11 +663,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         rule without its floor of 10⁷. Stopping there warns
         (:class:`~sklearn.exceptions.ConvergenceWarning`) with the KKT gap reached.
     cache_size : float > 0, default=1024
-        Memory in MB for the Gram matrix. If the whole n × n float64 Gram matrix fits, it is
-        computed once with one matrix product; otherwise kernel rows are computed on demand
-        and kept in a least-recently-used cache of this size.
+        Memory in MB for kernel values. Up to n = 2048, if the whole n × n float64 Gram
+        matrix fits, it is computed once with one matrix product; otherwise kernel rows are
+        computed on demand, a working set's missing rows in one product, and kept in a
+        least-recently-used cache of this size (at least one working set's rows). The rows
+        are float32 when the round-off this adds to the gradient is below tol / 10 (as it
+        is for the RBF kernel on standardised data), else float64.
     shrinking : bool, default=True
-        Drop variables stuck at a bound from the working set (precomputed Gram only).
+        Drop variables stuck at a bound from the problem while they stay there (LIBSVM's
+        heuristic; with rows on demand), checking them again before stopping.
     kernel_params : dict or None, default=None
         Further parameters of a named kernel (``degree``, ``coef0``, ``nu``, ...).
     class_weight : dict, "balanced" or None, default=None
@@ -673,7 +683,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         Progress of SMO (steps, KKT gap m − M, elapsed time). None: silent unless the fit
         runs longer than 30 s, then a line every 30 s on standard error (so a long fit never
         looks like a hang, while short ones print nothing); 0: never; 1: a line at most every
-        second, on standard output; 2: every 64 steps (:mod:`kernelcourse._progress`).
+        second, on standard output; 2: every 64 steps or working set
+        (:mod:`kernelcourse._progress`).
 
     Attributes
     ----------
@@ -719,7 +730,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     ----------
     Fan, Chen & Lin, "Working set selection using second order information for training
     support vector machines", JMLR 6 (2005). Chang & Lin, "LIBSVM", ACM TIST (2011).
-    Lecture 003 (kernel SVM dual, representer theorem); lecture 002 (sparsity of α).
+    Wen, Shi, Li, He & Chen, "ThunderSVM: a fast SVM library on GPUs and CPUs", JMLR 19
+    (2018). Lecture 003 (kernel SVM dual, representer theorem); lecture 002 (sparsity of α).
     """
 
     _parameter_constraints = {
