@@ -460,7 +460,6 @@ def smo_solve(
                 Q, da, va, ba, Ua, La, tol, 0.0, min(64, budget) if report else budget, hard, it
             )
             it += steps
-            up = low = None
         else:
             up, low = ba < Ua, ba > La
             vu = np.where(up, va, -inf)
@@ -470,6 +469,19 @@ def smo_solve(
             m, M = float(vu[i]), float(vl[j0])
             gap = m - M
             div = False
+            if use_shrink and gap > tol and rounds % 8 == 7:
+                # LIBSVM's be_shrunk rule: at a bound, with v_t further out of the box than
+                # the extreme of the other side, t is in no violating pair at present.
+                stuck = (~up & (va > m)) | (~low & (va < M))
+                if int(stuck.sum()) >= max(na // 4, q // 2):
+                    beta[act], v[act] = ba, va
+                    act, ba, va, Ua, La, da = activate(act[~stuck])
+                    pos = np.full(n, -1)
+                    pos[act] = np.arange(len(act))
+                    prev = prev[pos[prev] >= 0]
+                    Q = None
+                    rounds += 1
+                    continue
             if gap > tol and it < max_iter:
                 ws = _working_set(
                     gram, i, j0, m, M, vu, vl, da, q, pos[prev] if len(prev) else prev
@@ -518,18 +530,6 @@ def smo_solve(
                 f"SMO step {it}: KKT gap m − M = {gap:.3e} (tol {tol:g}), "
                 f"{na} of {n} variables active"
             )
-        if use_shrink and up is not None and rounds % 8 == 0:
-            # LIBSVM's be_shrunk rule: at a bound, and v_t points further out of the box than
-            # the extreme of the other side, so t is in no violating pair at present.
-            stuck = (~up & (va > m)) | (~low & (va < M))
-            n_stuck = int(stuck.sum())
-            if n_stuck >= max(na // 4, q // 2):
-                beta[act], v[act] = ba, va
-                act, ba, va, Ua, La, da = activate(act[~stuck])
-                pos = np.full(n, -1)
-                pos[act] = np.arange(len(act))
-                prev = prev[pos[prev] >= 0]
-                Q = None
     beta[act], v[act] = ba, va
     if len(act) < n:  # stopped early while shrunk: the gradient of the dropped ones is stale
         out = np.setdiff1d(np.arange(n), act)
