@@ -11,7 +11,8 @@ the data file is absent.
 
 A row reports a time only after checking that the solvers agree: the same dual objective
 within 1e-3 relative and the same test accuracy within 0.1 points. The fits alternate in one
-process (best of two at n <= 20 000), so a noisy stretch of a shared machine slows all alike.
+process (best of three at n <= 5000, of two at n <= 20 000), so a noisy stretch of a shared
+machine slows all alike.
 The primal benchmark uses D = 500 random cosine features of the same rows.
 """
 
@@ -111,7 +112,7 @@ def kernel_rows(smoke=False):
         if onedal is not None:
             models.append(onedal(**common))
         fits = [lambda m=m, Xtr=Xtr, ytr=ytr: m.fit(Xtr, ytr) for m in models]
-        times = best_times(fits, 1 if smoke or n > 20000 else 2)
+        times = best_times(fits, 1 if smoke or n > 20000 else 2 if n > 5000 else 3)
         ours = models[0]
         obj, acc = ours.dual_objective_, ours.score(Xte, yte)
         for ref, t_ref, label in zip(models[1:], times[1:], ("LIBSVM", "oneDAL"), strict=False):
