@@ -131,6 +131,21 @@ def test_compiled_cosine_matches_numpy_over_many_periods(dtype, tol):
     np.testing.assert_allclose(out[0], 0.5 * np.cos(t.astype(np.float64)), rtol=0, atol=tol)
 
 
+@pytest.mark.parametrize("numpy_faster", [False, True])
+def test_float32_cosine_paths_agree(numpy_faster, monkeypatch):
+    # The compiled loop, or numpy's cosine where numba targets the baseline x86-64: either
+    # path is within round-off of the cosine, ties of t / 2π (odd multiples of π) included.
+    from kernelcourse.features import fourier
+
+    monkeypatch.setitem(fourier._NUMPY_COSINE_FASTER, np.dtype(np.float32), numpy_faster)
+    t = np.concatenate([np.linspace(-900.0, 900.0, 50_001), np.arange(-41, 42, 2) * np.pi])
+    out = t.astype(np.float32).reshape(1, -1)
+    _cos_block(out, np.full(out.shape[1], 2.0, dtype=np.float32), exact=False)
+    assert out.dtype == np.float32
+    expected = 2.0 * np.cos(t.astype(np.float32).astype(np.float64))
+    np.testing.assert_allclose(out[0], expected, rtol=0, atol=1.2e-6)
+
+
 def test_cosine_polynomial_is_as_accurate_as_stated():
     r = np.linspace(-np.pi, np.pi, 100_001)
     for degree, bound in ((6, 1.2e-8), (10, 4e-15)):

@@ -403,3 +403,82 @@ def test_primal_squared_hinge_bias_column_is_implicit(C, gather_bytes, monkeypat
     np.testing.assert_allclose(implicit.coef_[0], explicit.coef_[0, :-1], atol=1e-8)
     np.testing.assert_allclose(implicit.intercept_[0], c * explicit.coef_[0, -1], atol=1e-8)
     np.testing.assert_allclose(implicit.objective_, explicit.objective_, rtol=1e-10)
+
+
+# -- the blocked working-set solver (issue 28) -----------------------------------------------
+def _noisy_circles(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    y = np.where(np.linalg.norm(X[:, :3], axis=1) + 0.4 * rng.normal(size=n) > 1.6, 1, -1)
+    return X, y
+
+
+@pytest.mark.parametrize("cache_size", [1024, 2.0])  # rows all cached / evicted and recomputed
+def test_working_sets_and_row_cache_match_libsvm(cache_size):
+    # n > 2048: rows on demand (float32 here), working sets of 512, shrinking
+    X, y = _noisy_circles(3000, seed=20)
+    Xte, _ = _noisy_circles(1000, seed=21)
+    ours = KernelSVC(gamma=0.2, C=2.0, cache_size=cache_size).fit(X, y)
+    ref = SVC(gamma=0.2, C=2.0, cache_size=200).fit(X, y)
+    obj_ref = _dual_objective(RBF(0.2)(ref.support_vectors_), y, ref.dual_coef_[0])
+    assert ours.dual_objective_ == pytest.approx(obj_ref, rel=1e-4)
+    assert ours.kkt_gap_[0] <= 1e-3
+    np.testing.assert_allclose(ours.decision_function(Xte), ref.decision_function(Xte), atol=0.02)
+    assert np.mean(ours.predict(Xte) == ref.predict(Xte)) >= 0.995
+
+
+def test_row_dtype_follows_the_tolerance():
+    from kernelcourse.svm import _RowCache, smo_solve
+
+    X, y = _noisy_circles(2500, seed=22)
+    results = {}
+    for tol in (1e-3, 1e-9):
+        gram = _RowCache(RBF(0.2), X, 64)
+        results[tol] = smo_solve(gram, y.astype(float), 1.0, tol=tol)
+        assert gram.dtype == (np.float32 if tol == 1e-3 else np.float64)
+    # float32 rows move the solution by far less than the tolerance
+    assert results[1e-3].dual_objective == pytest.approx(results[1e-9].dual_objective, rel=1e-5)
+
+
+@pytest.mark.parametrize("q", [2, 16, 100])
+def test_small_working_sets_reach_the_same_optimum(q):
+    from kernelcourse.svm import smo_solve
+
+    X, y = _noisy_circles(400, seed=23)
+    K = RBF(0.3)(X)
+    C = np.random.default_rng(0).uniform(0.5, 3.0, len(y))  # per-sample bounds (weights)
+    whole = smo_solve(K, y.astype(float), C, tol=1e-6)
+    blocked = smo_solve(K, y.astype(float), C, tol=1e-6, working_set_size=q)
+    assert blocked.converged and blocked.kkt_gap <= 1e-6
+    assert blocked.dual_objective == pytest.approx(whole.dual_objective, rel=1e-8)
+    np.testing.assert_allclose(blocked.beta, whole.beta, atol=1e-4)
+    assert abs(blocked.beta.sum()) < 1e-10
+    with pytest.raises(ValueError, match="working_set_size"):
+        smo_solve(K, y.astype(float), 1.0, working_set_size=0)
+
+
+def test_shrinking_with_rows_on_demand_gives_the_same_solution():
+    X, y = _noisy_circles(4000, seed=24)
+    # 8 MB holds 524 float32 rows of 4000: the cache is small enough for shrinking to run
+    a = KernelSVC(gamma=0.2, C=1.0, shrinking=True, cache_size=8).fit(X, y)
+    b = KernelSVC(gamma=0.2, C=1.0, shrinking=False, cache_size=8).fit(X, y)
+    assert a.dual_objective_ == pytest.approx(b.dual_objective_, rel=1e-5)
+    assert a.kkt_gap_[0] <= 1e-3 and b.kkt_gap_[0] <= 1e-3
+    assert np.mean(a.predict(X) == b.predict(X)) >= 0.998
+
+
+def test_multiclass_and_sample_weights_through_the_blocked_solver():
+    rng = np.random.default_rng(25)
+    X = rng.normal(size=(4800, 4))
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.normal(size=4800), [-0.6, 0.6])
+    sw = rng.uniform(0.5, 2.0, len(y))
+    ours = KernelSVC(gamma=0.5, C=1.0).fit(X, y, sample_weight=sw)
+    ref = SVC(gamma=0.5, C=1.0).fit(X, y, sample_weight=sw)
+    Xte = rng.normal(size=(1000, 4))
+    for p, (a, b) in enumerate(ours._pairs):
+        idx = np.flatnonzero((y == a) | (y == b))
+        pair = SVC(gamma=0.5, C=1.0).fit(X[idx], y[idx], sample_weight=sw[idx])
+        np.testing.assert_allclose(
+            ours._pair_decisions(Xte)[:, p], pair.decision_function(Xte), atol=0.02
+        )
+    assert np.mean(ours.predict(Xte) == ref.predict(Xte)) >= 0.99

@@ -20,6 +20,7 @@ import os
 from fractions import Fraction
 
 import numpy as np
+from numba import config as numba_config
 from numba import njit
 from numpy.polynomial import Chebyshev, Polynomial
 from scipy import linalg
@@ -99,15 +100,29 @@ _REDUCTION_CONSTANTS = {
     np.dtype(np.float32): _reduction_constants(np.dtype(np.float32), 10),
     np.dtype(np.float64): _reduction_constants(np.dtype(np.float64), 26),
 }
+# 1.5 · 2^p (p + 1 mantissa bits): (x + s) − s rounds x to the nearest integer, ties to even as
+# rint does, for |x| < 2^(p−1). One addition and one subtraction vectorise on any x86-64, where
+# rint needs SSE4.1 and otherwise becomes a library call per element (NUMBA_CPU_NAME=generic).
+_ROUNDING_SHIFTER = {
+    np.dtype(np.float32): np.float32(1.5 * 2**23),
+    np.dtype(np.float64): np.float64(1.5 * 2**52),
+}
+# Compiled for the baseline x86-64 (NUMBA_CPU_NAME=generic), numba has 4-wide SSE2 vectors,
+# while numpy's float32 cosine picks the host's widest at run time and is then the faster one;
+# numpy's float64 cosine is not vectorised, and the compiled one stays ahead in any case.
+_NUMPY_COSINE_FASTER = {
+    np.dtype(np.float32): numba_config.CPU_NAME == "generic",
+    np.dtype(np.float64): False,
+}
 
 
 # No "reassoc" among the fast-math flags: it could fold the two-part reduction into one.
 @njit(nogil=True, cache=True, fastmath={"contract", "afn", "arcp", "nsz"})
-def _scaled_cos(out, scale, coef, inv_two_pi, c1, c2, skip):
+def _scaled_cos(out, scale, coef, inv_two_pi, c1, c2, shifter, skip):
     """``out[i, j] ← scale[j] · cos(out[i, j])`` in place for the rows i with ``skip[i]``
     False: reduce t to r ∈ [−π, π] by r = t − k·2π with k = round(t / 2π) (two-part
-    Cody–Waite, accurate while |t| is within the range of :func:`_reduction_constants`), then
-    cos r = p(r²) by Horner's rule."""
+    Cody–Waite, accurate while |t| is within the range of :func:`_reduction_constants`; the
+    rounding by ``shifter``, see ``_ROUNDING_SHIFTER``), then cos r = p(r²) by Horner's rule."""
     n, D = out.shape
     for i in range(n):
         if skip[i]:
@@ -115,7 +130,7 @@ def _scaled_cos(out, scale, coef, inv_two_pi, c1, c2, skip):
         row = out[i]
         for j in range(D):
             t = row[j]
-            k = np.rint(t * inv_two_pi)
+            k = (t * inv_two_pi + shifter) - shifter
             r = (t - k * c1) - k * c2
             u = r * r
             p = coef[0]
@@ -133,13 +148,13 @@ def _check_arguments_finite(t):
 
 
 def _cos_block(out, scale, exact, fallback=None):
-    """``out ← scale · cos(out)`` in place, by :func:`_scaled_cos` or, with ``exact=True``,
-    by numpy's cosine.
+    """``out ← scale · cos(out)`` in place, by :func:`_scaled_cos` or, with ``exact=True``
+    (and in float32 where numba targets the baseline x86-64), by numpy's cosine.
 
     The rows flagged in the boolean mask ``fallback`` go to numpy's cosine as well; None
     flags every row holding an argument beyond the exact reduction range (or NaN). So both
     paths agree to round-off for every finite argument; a non-finite argument raises."""
-    if exact:
+    if exact or _NUMPY_COSINE_FASTER[out.dtype]:
         _check_arguments_finite(out)
         np.cos(out, out=out)
         out *= scale
@@ -147,7 +162,8 @@ def _cos_block(out, scale, exact, fallback=None):
     limit, *constants = _REDUCTION_CONSTANTS[out.dtype]
     if fallback is None:
         fallback = ~(np.abs(out) <= limit).all(axis=1)
-    _scaled_cos(out, scale, _COS_COEFFICIENTS[out.dtype], *constants, fallback)
+    shifter = _ROUNDING_SHIFTER[out.dtype]
+    _scaled_cos(out, scale, _COS_COEFFICIENTS[out.dtype], *constants, shifter, fallback)
     if fallback.any():
         rows = np.flatnonzero(fallback)
         t = out[rows]
