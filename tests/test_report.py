@@ -135,3 +135,17 @@ def test_html_table_ids_do_not_depend_on_the_values():
     c = Table([["nystroem", "84.4 %"]], ["method", "accuracy"], title="Adult (85.2 %)")
     assert ids(a) == ids(b)
     assert ids(a) != ids(c)
+
+
+def test_fmt_below_prints_the_tolerance_for_round_off_and_the_value_above_it():
+    from kernelcourse.book.report import fmt_below
+
+    assert fmt_below(3e-16, 1e-12) == "< 1e-12"
+    assert fmt_below(-3e-16, 1e-12) == "< 1e-12"
+    assert fmt_below(0.0, 1e-6) == "< 1e-6"
+    assert fmt_below(0.01234, 1e-12) == "0.012"
+    assert fmt_below(0.01234, 1e-12, digits=3) == "0.0123"
+    with pytest.raises(ValueError, match="tol"):
+        fmt_below(1.0, 0)
+    with pytest.raises(TypeError, match="value"):
+        fmt_below("small", 1e-12)

@@ -19,7 +19,16 @@ import textwrap
 
 import numpy as np
 
-__all__ = ["Table", "Markdown", "md", "fmt_sig", "fmt_time", "fmt_plain", "fmt_duration"]
+__all__ = [
+    "Table",
+    "Markdown",
+    "md",
+    "fmt_sig",
+    "fmt_below",
+    "fmt_time",
+    "fmt_plain",
+    "fmt_duration",
+]
 
 
 _DIGITS = re.compile(r"\d+")
@@ -46,6 +55,23 @@ def fmt_sig(value, digits=4):
     if value == 0 or not np.isfinite(value):
         return f"{value:g}"
     return f"{value:.{digits}g}"
+
+
+def fmt_below(value, tol, digits=2):
+    """``value`` as text that stays the same where round-off moves it: "< 1e-12" when
+    ``|value| < tol``, else ``value`` to ``digits`` significant digits.
+
+    For differences that are zero in exact arithmetic (a package call against its
+    from-scratch formula, a symmetry that holds identically), whose printed digits would
+    otherwise be round-off noise.
+    """
+    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real) or not tol > 0:
+        raise ValueError(f"tol must be a positive number, got {tol!r}.")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"value must be a real number, got {type(value).__name__}.")
+    if abs(float(value)) < tol:
+        return f"< {float(tol):.0e}".replace("e-0", "e-").replace("e+0", "e")
+    return fmt_sig(float(value), digits)
 
 
 def fmt_time(seconds):
