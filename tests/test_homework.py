@@ -12,21 +12,21 @@ import sys
 import numpy as np
 import pytest
 
-from kernelcourse.homework import check
-from kernelcourse.homework.check._core import Fingerprint, PackageGuard
-from kernelcourse.homework.release import (
+from kernelcourse.book.homework_release import (
     CODE_STUB,
     RAISES_TAG,
     TEXT_STUB,
     release,
     tag_raising_cells,
 )
+from kernelcourse.homework import check
+from kernelcourse.homework.check._core import Fingerprint, PackageGuard
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTION_DIR = ROOT / "book" / "homework" / "solutions"
 STARTER_DIR = ROOT / "book" / "homework"
 SOLUTIONS = sorted(SOLUTION_DIR.glob("*.ipynb"))
-CHECK_CALL = re.compile(r"check\.(hw\d)\.(q\d)\((\w+)\)")
+CHECK_CALL = re.compile(r"check\.(hw\d+)\.(q\d)\((\w+)\)")
 MARKERS = (
     "### BEGIN SOLUTION",
     "### END SOLUTION",
@@ -90,8 +90,8 @@ def test_tagging_rejects_a_layout_that_would_raise_name_error():
 def test_release_without_nbgrader_prints_one_line_naming_the_extra(tmp_path):
     code = (
         "import sys; sys.modules['nbgrader'] = None; sys.modules['nbgrader.apps'] = None\n"
-        "from kernelcourse.homework.__main__ import main\n"
-        f"sys.exit(main(['release', '--dest', {str(tmp_path)!r}]))"
+        "from kernelcourse.book.homework_release import main\n"
+        f"sys.exit(main(['--dest', {str(tmp_path)!r}]))"
     )
     run = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
@@ -104,8 +104,8 @@ def test_release_without_nbgrader_prints_one_line_naming_the_extra(tmp_path):
 
 
 # -- the repository's assignments, released by nbgrader ----------------------------------------
-def test_there_are_seven_assignments_with_starters():
-    assert len(SOLUTIONS) == 7
+def test_there_are_ten_assignments_with_starters():
+    assert len(SOLUTIONS) == 10
     for path in SOLUTIONS:
         assert (STARTER_DIR / path.name).exists(), f"no starter for {path.name}; run make homework"
 
@@ -200,7 +200,11 @@ def _run_cells(nb):
     return outcome
 
 
-NO_DATA = [p for p in SOLUTIONS if p.name[:3] in ("hw1", "hw2", "hw3", "hw4")]
+NO_DATA = [
+    p
+    for p in SOLUTIONS
+    if p.name.split("_")[0] in ("hw1", "hw2", "hw3", "hw4", "hw8", "hw9", "hw10")
+]
 
 
 @pytest.mark.parametrize("path", NO_DATA, ids=_ids(NO_DATA))
@@ -369,14 +373,71 @@ def _ridge_per_chunk(chunks, psi, lam):
     return np.linalg.solve(G + lam * n * np.eye(len(G)), c)
 
 
+def _offset_by_mean(K, y, lam):
+    """Centre y and fit without offset: the residual condition holds, Σα = 0 does not."""
+    b = float(np.mean(y))
+    return np.linalg.solve(K + lam * np.eye(len(y)), y - b), b
+
+
+def _p_greedy_from_scratch(kernel, candidates, m):
+    """The right choices, but the power function recomputed at every step: O(N m²) entries."""
+    chosen, p_max = [], []
+    for k in range(m):
+        if k == 0:
+            p2 = kernel.diag(candidates)
+        else:
+            centers = candidates[chosen]
+            B = kernel(centers, candidates)
+            p2 = kernel.diag(candidates) - np.sum(
+                B * np.linalg.solve(kernel(centers, centers), B), 0
+            )
+        p2 = np.array(p2, dtype=float)
+        p2[chosen] = -1.0
+        chosen.append(int(np.argmax(p2)))
+        p_max.append(np.sqrt(max(p2[chosen[-1]], 0.0)))
+    return np.array(chosen), np.array(p_max)
+
+
+def _stumps_unscaled(X, q, low, high, rng):
+    coords = rng.integers(0, X.shape[1], size=q)
+    thresholds = rng.uniform(low, high, size=q)
+    return np.where(X[:, coords] >= thresholds, 1.0, -1.0), coords, thresholds
+
+
+def _clipped_least_squares(Z, y, C, tol):
+    """Clip the unconstrained solution to the box: feasible, but not the constrained optimum."""
+    bound = C / Z.shape[1]
+    return np.clip(np.linalg.lstsq(Z, y, rcond=None)[0], -bound, bound), 1
+
+
+def _walk_kernel_without_labels(A1, labels1, A2, labels2, lam):
+    Ax = np.kron(A1, A2)
+    one = np.ones(len(Ax))
+    rho = np.abs(np.linalg.eigvalsh(Ax)).max()
+    if lam * rho >= 1:
+        raise ValueError("lam too large")
+    return float(one @ np.linalg.solve(np.eye(len(Ax)) - lam * Ax, one))
+
+
+def _walk_kernel_five_steps(A1, labels1, A2, labels2, lam, tol):
+    mask = (labels1[:, None] == labels2[None, :]).astype(float)
+    X = mask.copy()
+    for _ in range(5):  # a fixed number of iterations, whatever tol asks for
+        X = mask * (1.0 + lam * (A1 @ X @ A2.T))
+    return float(X.sum()), 5
+
+
 WRONG = {
     ("hw1", "q1"): (lambda K: bool(np.linalg.eigvalsh(K)[0] >= -1e-10), "symmetric"),
     ("hw1", "q2"): (_poly2_without_sqrt2, "√2"),
-    ("hw1", "q3"): (lambda F1, F2: np.kron(F1, F2), "outer product"),
-    ("hw2", "q1"): (lambda P, y, lam: np.linalg.solve(P.T @ P, P.T @ y), "ΦᵀΦ + λI"),
-    ("hw2", "q2"): (lambda P, y, lam: np.linalg.solve(P @ P.T + lam * np.eye(len(P)), y), "Φᵀα"),
-    ("hw2", "q4"): (lambda K, y, lam, Kt: Kt @ np.linalg.solve(K + np.eye(len(K)), y), "α ="),
-    ("hw3", "q2"): (lambda d, D, g, rng: rng.standard_cauchy(size=(D, d)), "scale γ"),
+    ("hw1", "q3"): (lambda F1, F2: np.kron(F1, F2), "products of one entry"),
+    ("hw2", "q1"): (lambda P, y, lam: np.linalg.solve(P.T @ P, P.T @ y), "identity matrix"),
+    ("hw2", "q2"): (
+        lambda P, y, lam: np.linalg.solve(P @ P.T + lam * np.eye(len(P)), y),
+        "rows of Φ",
+    ),
+    ("hw2", "q4"): (lambda K, y, lam, Kt: Kt @ np.linalg.solve(K + np.eye(len(K)), y), "α comes"),
+    ("hw3", "q2"): (lambda d, D, g, rng: rng.standard_cauchy(size=(D, d)), "its scale"),
     ("hw3", "q3"): (lambda X, O, b: np.cos(X @ O.T + b), "√(2/D)"),
     ("hw3", "q4"): (lambda a, delta: int(8 * np.log(2 / delta) / a**2), "math.ceil"),
     ("hw4", "q1"): (lambda a, K, y: float(a.sum() - (a * y) @ K @ (a * y)), "the ½"),
@@ -394,23 +455,33 @@ WRONG = {
                 X @ rng.normal(scale=np.sqrt(g), size=(X.shape[1], D)) + rng.uniform(0, 6.28, D)
             )
         ),
-        "2 * gamma",
+        "covariance",
     ),
-    ("hw5", "q3"): (lambda K, Z: float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K)), "'fro'"),
+    ("hw5", "q3"): (
+        lambda K, Z: float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K)),
+        "Frobenius",
+    ),
     ("hw6", "q1"): (
         lambda d, P, g, rng: (lambda p: (p, rng.uniform(size=(P, d))))(
             rng.gamma(2.0, g, size=(P, d))
         ),
-        "scale is 1/γ",
+        "γ or 1/γ",
     ),
     ("hw6", "q2"): (
         lambda X, p, s: np.ones((len(X), 1)) / np.sqrt(len(p)) * np.ones((1, len(p))),
-        "distinct cell",
+        "occupied cell",
     ),
     ("hw6", "q3"): (_steepest_descent, "conjugate"),
     ("hw6", "q4"): (_linear_classifier, "random binning"),
     ("hw7", "q1"): (_sgd_without_order, "in order"),
     ("hw7", "q2"): (_ridge_per_chunk, "n counts rows"),
+    ("hw8", "q1"): (_offset_by_mean, "sum of α"),
+    ("hw8", "q2"): (lambda kernel, centers, X: np.sqrt(kernel.diag(X)), "exact at the centres"),
+    ("hw8", "q3"): (_p_greedy_from_scratch, "one new kernel column"),
+    ("hw9", "q1"): (_stumps_unscaled, "the scaling"),
+    ("hw9", "q2"): (_clipped_least_squares, "projected gradient"),
+    ("hw10", "q1"): (_walk_kernel_without_labels, "length 0"),
+    ("hw10", "q2"): (_walk_kernel_five_steps, "fixed point"),
 }
 
 
@@ -446,3 +517,55 @@ def test_self_check_reports_crashes_as_failures(capsys):
     with pytest.raises(AssertionError):
         check.hw1.q1(crashes, seed=0)
     assert "raised ValueError: boom" in capsys.readouterr().out
+
+
+# -- grading: messages, hidden tests, reruns ----------------------------------------------------
+@pytest.mark.parametrize("key", sorted(WRONG), ids=[f"{hw}.{q}" for hw, q in sorted(WRONG)])
+def test_self_check_messages_show_no_expected_value(key, capsys):
+    """A failed self-check says which property failed; it never prints a value to copy."""
+    hw, q = key
+    fn, _ = WRONG[key]
+    with pytest.raises(AssertionError):
+        getattr(getattr(check, hw), q)(fn, seed=0)
+    out = capsys.readouterr().out
+    # shapes may be named ("expected (5, 12)"); numbers, arrays and formulas may not
+    assert not re.search(r"expected:?\s*[-+\d\[]", out), out
+    assert not re.search(r"(?i)the right answer|should be\s*[-+\d\[]", out), out
+
+
+def _graded_cells(nb):
+    return [c for c in nb["cells"] if _nbgrader(c).get("grade") and c["cell_type"] == "code"]
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=_ids(SOLUTIONS))
+def test_every_graded_cell_has_hidden_tests_that_the_starter_lacks(path):
+    solution = _load(path)
+    starter = _load(STARTER_DIR / path.name)
+    for cell in _graded_cells(solution):
+        gid = _nbgrader(cell)["grade_id"]
+        assert "### BEGIN HIDDEN TESTS" in cell["source"], f"{gid} has no hidden tests"
+        hidden = cell["source"].split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+        assert len([ln for ln in hidden.splitlines() if ln.strip()]) >= 1, gid
+    for cell in _graded_cells(starter):
+        assert "HIDDEN" not in cell["source"]
+
+
+@pytest.mark.parametrize("path", NO_DATA, ids=_ids(NO_DATA))
+def test_graded_cells_pass_200_reruns_on_the_solution(path):
+    """Each graded cell, hidden tests included, draws fresh random inputs on every run; against
+    the solution it passes every one of 200 runs (a fair grade does not depend on luck)."""
+    nb = _load(path)
+    namespace = {"__name__": "__homework__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "code":
+                exec(compile(cell["source"], str(path), "exec"), namespace)
+        for cell in _graded_cells(nb):
+            code = compile(cell["source"], _nbgrader(cell)["grade_id"], "exec")
+            for run in range(200):
+                try:
+                    exec(code, namespace)
+                except Exception as err:
+                    raise AssertionError(
+                        f"{_nbgrader(cell)['grade_id']} failed on run {run}: {err!r}"
+                    ) from err

@@ -24,7 +24,7 @@ def q1(student_is_psd, *, seed=None):
     def answer(K, want, what):
         got = c.fn(K)
         assert isinstance(got, bool | np.bool_), f"returned {type(got).__name__}, not a bool"
-        assert bool(got) == want, f"returned {bool(got)} for {what}; the right answer is {want}"
+        assert bool(got) == want, f"the verdict for {what} is wrong"
 
     @c.test("accepts an RBF Gram matrix", "every eigenvalue of an RBF Gram matrix is > 0.")
     def _():
@@ -41,7 +41,7 @@ def q1(student_is_psd, *, seed=None):
 
     @c.test(
         "rejects a symmetric matrix with a negative eigenvalue",
-        "look at the smallest eigenvalue (np.linalg.eigvalsh sorts them ascending).",
+        "a symmetric matrix is PSD when its smallest eigenvalue is ≥ 0, up to round-off.",
     )
     def _():
         lam = rng.uniform(1, 2, size=8)
@@ -107,8 +107,8 @@ def q3(student_product_features, *, seed=None):
 
     @c.test(
         "its Gram matrix is the entrywise product K₁ ∘ K₂",
-        "(φ₁(x) ⊗ φ₂(x))ᵀ(φ₁(y) ⊗ φ₂(y)) = (φ₁(x)ᵀφ₁(y)) (φ₂(x)ᵀφ₂(y)); take the outer "
-        "product of each row pair, e.g. F1[:, :, None] * F2[:, None, :], then flatten it.",
+        "(φ₁(x) ⊗ φ₂(x))ᵀ(φ₁(y) ⊗ φ₂(y)) = (φ₁(x)ᵀφ₁(y)) (φ₂(x)ᵀφ₂(y)); each output row "
+        "holds all D₁·D₂ products of one entry of φ₁(x) with one entry of φ₂(x).",
     )
     def _():
         F1, F2 = rng.normal(size=(9, 3)), rng.normal(size=(9, 4))
