@@ -569,3 +569,13 @@ def test_graded_cells_pass_200_reruns_on_the_solution(path):
                     raise AssertionError(
                         f"{_nbgrader(cell)['grade_id']} failed on run {run}: {err!r}"
                     ) from err
+
+
+def test_every_assignment_is_in_the_table_of_contents_and_the_guides():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    index = (STARTER_DIR / "index.md").read_text(encoding="utf-8")
+    guide = (ROOT / "book" / "instructors.md").read_text(encoding="utf-8")
+    for path in SOLUTIONS:
+        assert f"book/homework/{path.stem}\n" in toc, path.stem
+        assert f"({path.name})" in index, path.stem
+        assert f"`{path.stem}`" in guide, path.stem

@@ -5,11 +5,11 @@ notebook of ``book/homework/solutions/`` into the ``source/`` folder of a tempor
 course and runs nbgrader's :class:`~nbgrader.converters.GenerateAssignment` on it. nbgrader's
 preprocessors do all the work of a release: ``LockCells`` (``deletable``/``editable`` flags),
 ``ClearSolutions`` (``### BEGIN SOLUTION`` regions become ``# YOUR CODE HERE`` stubs, written
-answers ``YOUR ANSWER HERE``), ``ClearOutput``, ``ClearHiddenTests`` (``### BEGIN HIDDEN
-TESTS`` regions are dropped), ``ComputeChecksums`` (so that ``nbgrader validate`` recognises an
-unanswered cell) and ``CheckCellMetadata``. The released notebook is then copied to ``book/homework/``.
-The hidden tests that grade the students stay in the solution notebooks, which are not part of
-the installed package.
+answers ``YOUR ANSWER HERE``), ``ClearOutput``, ``ClearHiddenTests`` (``### BEGIN HIDDEN TESTS``
+regions are dropped), ``ComputeChecksums`` (so that ``nbgrader validate`` recognises an
+unanswered cell) and ``CheckCellMetadata``. The released notebook is then copied to
+``book/homework/``. The hidden tests that grade the students stay in the solution notebooks,
+which are not part of the installed package.
 
 One thing nbgrader does not do is added here. Starters are published in the book and run by
 strict nbval, which fails on any error except in cells tagged ``raises-exception``; the release
