@@ -419,12 +419,15 @@ def _walk_kernel_without_labels(A1, labels1, A2, labels2, lam):
     return float(one @ np.linalg.solve(np.eye(len(Ax)) - lam * Ax, one))
 
 
-def _walk_kernel_five_steps(A1, labels1, A2, labels2, lam, tol):
-    mask = (labels1[:, None] == labels2[None, :]).astype(float)
-    X = mask.copy()
-    for _ in range(5):  # a fixed number of iterations, whatever tol asks for
-        X = mask * (1.0 + lam * (A1 @ X @ A2.T))
-    return float(X.sum()), 5
+def _walk_kernel_without_mask(A1, labels1, A2, labels2, lam, tol):
+    """The fixed point iterated without the label mask: walks through unequal labels count."""
+    X = np.ones((len(A1), len(A2)))
+    for it in range(1, 10_000):
+        X_new = 1.0 + lam * (A1 @ X @ A2.T)
+        if np.max(np.abs(X_new - X)) <= tol:
+            return float(X_new.sum()), it
+        X = X_new
+    return float(X.sum()), it
 
 
 WRONG = {
@@ -481,7 +484,7 @@ WRONG = {
     ("hw9", "q1"): (_stumps_unscaled, "the scaling"),
     ("hw9", "q2"): (_clipped_least_squares, "projected gradient"),
     ("hw10", "q1"): (_walk_kernel_without_labels, "length 0"),
-    ("hw10", "q2"): (_walk_kernel_five_steps, "fixed point"),
+    ("hw10", "q2"): (_walk_kernel_without_mask, "label mask"),
 }
 
 
