@@ -193,7 +193,13 @@ def _falkon_classify(X_train, y_train, X_test):
 
 # (homework, question) -> [(name, stand-in, exact)]: exact stand-ins compute the right answer.
 STAND_INS = {
-    ("hw1", "q1"): [("kernels.is_psd", lambda K, tol=1e-10: kernels.is_psd(K), True)],
+    ("hw1", "q1"): [
+        (
+            "kernels.is_psd",
+            lambda K, tol=1e-10: None if kernels.is_psd(K) else np.linalg.eigh(K)[1][:, 0],
+            False,
+        )
+    ],
     ("hw1", "q2"): [
         (
             "kernels.Polynomial.feature_map",

@@ -249,7 +249,7 @@ def test_self_check_fails_a_function_that_calls_the_package(capsys):
     from kernelcourse import kernels
 
     with pytest.raises(AssertionError, match="hw1.q1: 4 of 4 checks failed"):
-        check.hw1.q1(lambda K, tol=1e-10: kernels.is_psd(K), seed=0)
+        check.hw1.q1(lambda K, tol=1e-10: None if kernels.is_psd(K) else K[0], seed=0)
     assert "your function calls kernelcourse.kernels.is_psd" in capsys.readouterr().out
 
 
@@ -431,7 +431,7 @@ def _walk_kernel_without_mask(A1, labels1, A2, labels2, lam, tol):
 
 
 WRONG = {
-    ("hw1", "q1"): (lambda K: bool(np.linalg.eigvalsh(K)[0] >= -1e-10), "symmetric"),
+    ("hw1", "q1"): (lambda K, tol=1e-10: None, "negative"),
     ("hw1", "q2"): (_poly2_without_sqrt2, "√2"),
     ("hw1", "q3"): (lambda F1, F2: np.kron(F1, F2), "products of one entry"),
     ("hw2", "q1"): (lambda P, y, lam: np.linalg.solve(P.T @ P, P.T @ y), "identity matrix"),

@@ -28,8 +28,8 @@ STARTERS = ROOT / "book" / "homework"
 # answer to one question (the solution cell's replacement) and the points that question loses.
 WRONG_ANSWER = {
     "hw1_psd_kernels": (
-        "q1-is-psd",
-        "def is_psd(K, tol=1e-10):\n    return True  # never looks at the eigenvalues",
+        "q1-witness",
+        "def psd_witness(K, tol=1e-10):\n    return None  # never looks for a negative direction",
         2.0,
     ),
     "hw8_rkhs_offset_and_power_function": (
