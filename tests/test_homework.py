@@ -4,10 +4,13 @@ import ast
 import contextlib
 import io
 import json
+import keyword
 import pathlib
 import re
 import subprocess
 import sys
+import textwrap
+import tokenize
 
 import numpy as np
 import pytest
@@ -582,3 +585,95 @@ def test_every_assignment_is_in_the_table_of_contents_and_the_guides():
         assert f"book/homework/{path.stem}\n" in toc, path.stem
         assert f"({path.name})" in index, path.stem
         assert f"`{path.stem}`" in guide, path.stem
+
+
+# -- graded answers are not in the chapters -------------------------------------------------------
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+FENCE = re.compile(r"```(?:python|\{code-cell\}[^\n]*|\{code-block\}[^\n]*)?\n(.*?)```", re.S)
+WINDOW = 3  # consecutive statements that make a copy
+
+
+def _normalised_lines(source):
+    """Code as a list of lines of tokens: every name becomes ID (attributes such as
+    ``np.linalg.solve`` keep theirs), strings STR, comments and whitespace are dropped."""
+    lines, current, previous = [], [], None
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    for tok in tokens:
+        if tok.type in (tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
+            if current:
+                lines.append(" ".join(current))
+            current, previous = [], None
+            continue
+        if tok.type == tokenize.STRING:
+            word = "STR"
+        elif tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and previous != ".":
+            word = "ID"
+        else:
+            word = tok.string
+        current.append(word)
+        previous = tok.string
+    return lines
+
+
+def _chapter_code():
+    """Every chapter's code cells and the code in its markdown (exercise solutions included)."""
+    blocks = []
+    for path in CHAPTERS:
+        for cell in _load(path)["cells"]:
+            if cell["cell_type"] == "code":
+                blocks.append(cell["source"])
+            else:
+                blocks.extend(FENCE.findall(cell["source"]))
+    return "\n" + "\n\n".join("\n".join(_normalised_lines(b)) for b in blocks) + "\n"
+
+
+def _copied(solution_source, chapter_text):
+    lines = _normalised_lines(textwrap.dedent(solution_source))
+    windows = ["\n".join(lines[i : i + WINDOW]) for i in range(len(lines) - WINDOW + 1)]
+    if len(lines) < WINDOW:
+        windows = ["\n".join(lines)] if lines else []
+    return [w for w in windows if f"\n{w}\n" in chapter_text]
+
+
+@pytest.fixture(scope="module")
+def chapter_text():
+    return _chapter_code()
+
+
+def _renamed(source):
+    """The same code with every variable renamed (attributes kept) and a comment added."""
+    out, previous = [], None
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        text = tok.string
+        if tok.type == tokenize.NAME and not keyword.iskeyword(text) and previous != ".":
+            text = f"{text}_renamed"
+        out.append((tok.type, text))
+        previous = tok.string
+    return "# copied\n" + tokenize.untokenize(out)
+
+
+def test_the_copy_detector_finds_chapter_code_under_other_names(chapter_text):
+    """The detector sees a chapter's code again after renaming and reformatting, and does not
+    see code that is merely similar."""
+    source = next(
+        cell["source"]
+        for cell in _load(CHAPTERS[0])["cells"]
+        if cell["cell_type"] == "code" and len(_normalised_lines(cell["source"])) >= 6
+    )
+    assert _copied(_renamed(source), chapter_text)
+    assert not _copied("x = np.zeros(3)\ny = np.fft.fft(x)\nz = np.fft.ifft(y)\n", chapter_text)
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=_ids(SOLUTIONS))
+def test_graded_code_is_not_in_a_chapter(path, chapter_text):
+    """No three consecutive statements of a graded solution appear in a chapter or in its
+    exercise solutions, after renaming every variable and dropping whitespace and comments."""
+    for cell in _load(path)["cells"]:
+        for body in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell["source"], re.S):
+            copies = _copied(body, chapter_text)
+            assert not copies, f"{_nbgrader(cell)['grade_id']} repeats a chapter: {copies[0]!r}"
