@@ -240,11 +240,11 @@ def test_guard_records_calls_into_the_package_and_restores_the_profiler():
         np.linalg.norm(np.ones(3))
     assert guard.calls == []
     with PackageGuard() as guard:
-        kernels.RBF(1.0)(np.zeros((2, 1)))
+        kernels.RBF(gamma=1.0)(np.zeros((2, 1)))
     assert guard.calls and guard.calls[0].startswith("kernelcourse.kernels.")
     assert sys.getprofile() is before
     with PackageGuard(allow=("kernelcourse.kernels",)) as guard:
-        kernels.RBF(1.0)(np.zeros((2, 1)))
+        kernels.RBF(gamma=1.0)(np.zeros((2, 1)))
     assert not [c for c in guard.calls if c.startswith("kernelcourse.kernels")]
 
 

@@ -38,7 +38,7 @@ def q1(student_psd_witness, *, seed=None):
 
     @c.test("returns None for an RBF Gram matrix", "every eigenvalue of an RBF Gram matrix is > 0.")
     def _():
-        is_none(RBF(0.5)(rng.normal(size=(20, 3))), "an RBF Gram matrix")
+        is_none(RBF(gamma=0.5)(rng.normal(size=(20, 3))), "an RBF Gram matrix")
 
     @c.test(
         "returns None for a rank-deficient Gram matrix ZZᵀ",

@@ -90,7 +90,7 @@ def q4(student_kernel_ridge_predict, *, seed=None):
     c = SelfCheck("hw2.q4", student_kernel_ridge_predict, forbid=RIDGE_SOLVERS)
     X = rng.uniform(-2, 2, size=(30, 2))
     y = np.sin(X[:, 0]) + X[:, 1]
-    K = RBF(0.8)(X)
+    K = RBF(gamma=0.8)(X)
 
     @c.test(
         "the coefficients α solve (K + λI) α = y",
@@ -108,7 +108,7 @@ def q4(student_kernel_ridge_predict, *, seed=None):
     )
     def _():
         Xt = rng.uniform(-2, 2, size=(7, 2))
-        K_test = RBF(0.8)(Xt, X)
+        K_test = RBF(gamma=0.8)(Xt, X)
         alpha = np.asarray(c.fn(K, y, 0.1, np.eye(30)), dtype=float)
         got = c.fn(K, y, 0.1, K_test)
         close(got, K_test @ alpha, rtol=1e-8, atol=1e-10, what="the predictions")

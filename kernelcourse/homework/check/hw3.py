@@ -102,7 +102,7 @@ def q3(student_rff_features, *, seed=None):
         Omega = gamma * rng.standard_cauchy(size=(20000, 2))
         b = rng.uniform(0, 2 * np.pi, size=20000)
         Z = np.asarray(c.fn(X, Omega, b))
-        close(Z @ Z.T, Laplacian(gamma)(X), rtol=0, atol=0.06, what="ψ(X)ψ(X)ᵀ")
+        close(Z @ Z.T, Laplacian(gamma=gamma)(X), rtol=0, atol=0.06, what="ψ(X)ψ(X)ᵀ")
 
     c.finish()
 

@@ -24,7 +24,7 @@ def toy_problem(rng, n=40, gamma=1.0):
     """Two overlapping Gaussian blobs in 2-D, labels ±1, and their RBF Gram matrix."""
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     X = rng.normal(size=(n, 2)) + 0.9 * y[:, None]
-    return X, y, RBF(gamma)(X)
+    return X, y, RBF(gamma=gamma)(X)
 
 
 def _feasible_alpha(rng, y, C):

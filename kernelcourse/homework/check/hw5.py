@@ -25,7 +25,7 @@ def q1(student_nystroem_features, *, seed=None):
     c = SelfCheck("hw5.q1", student_nystroem_features, forbid=APPROXIMATIONS)
     X = rng.normal(size=(60, 3))
     idx = rng.choice(60, size=15, replace=False)
-    k = RBF(0.3)
+    k = RBF(gamma=0.3)
     K_nm, K_mm = k(X, X[idx]), k(X[idx])
 
     @c.test("returns n rows and r columns", "z(x) has one coordinate per kept eigenpair.")
@@ -114,7 +114,7 @@ def q3(student_relative_error, *, seed=None):
     )
     def _():
         X = rng.normal(size=(30, 3))
-        K = RBF(0.5)(X)
+        K = RBF(gamma=0.5)(X)
         Z = rng.normal(size=(30, 4)) * 0.3
         Q, _ = np.linalg.qr(rng.normal(size=(30, 30)))
         base = float(c.fn(K, Z))

@@ -46,7 +46,7 @@ class CountingKernel:
 def _fit_problem(rng, n):
     X = rng.uniform(-2, 2, size=(n, 2))
     y = np.sin(X[:, 0]) + X[:, 1] + float(rng.uniform(-5, 5))
-    return RBF(float(rng.uniform(0.3, 2)))(X), y
+    return RBF(gamma=float(rng.uniform(0.3, 2)))(X), y
 
 
 def q1(student_krr_with_offset, *, seed=None):
@@ -107,7 +107,7 @@ def q2(student_power_function, *, seed=None):
     """Check ``power_function(kernel, centers, X)``: zero at the centres, bounded, monotone."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw8.q2", student_power_function, forbid=SOLVERS, allow=KERNELS)
-    kernel = RBF(float(rng.uniform(0.5, 2)))
+    kernel = RBF(gamma=float(rng.uniform(0.5, 2)))
     centers = rng.uniform(-1, 1, size=(8, 2))
     X = rng.uniform(-1.5, 1.5, size=(50, 2))
 
@@ -158,7 +158,7 @@ def q3(student_p_greedy, *, seed=None):
     rng = fresh_rng(seed)
     c = SelfCheck("hw8.q3", student_p_greedy, forbid=SOLVERS, allow=KERNELS)
     N, m = 200, 12
-    base = RBF(float(rng.uniform(1, 4)))
+    base = RBF(gamma=float(rng.uniform(1, 4)))
     candidates = rng.uniform(-1, 1, size=(N, 2))
 
     @c.test(
