@@ -14,7 +14,7 @@ from sklearn.svm import SVC
 from ...kernels import RBF
 from ._core import SelfCheck, close, fresh_rng
 
-__all__ = ["q1", "q2", "q3", "q4", "toy_problem", "mvp_steps"]
+__all__ = ["q1", "q2", "q3", "q4", "toy_problem"]
 
 # What else would answer these questions in one call.
 SVM_SOLVERS = ("sklearn.svm",)
@@ -55,31 +55,6 @@ def _kkt_gap(alpha, K, y, C):
     up = ((y > 0) & (alpha < C - eps)) | ((y < 0) & (alpha > eps))
     low = ((y < 0) & (alpha < C - eps)) | ((y > 0) & (alpha > eps))
     return float(yg[up].max() - yg[low].min())
-
-
-def mvp_steps(K, y, C, tol):
-    """Steps SMO takes with the maximal violating pair of chapter 8 (the baseline of question 3).
-
-    The pair is i = argmax over I_up and j = argmin over I_low of y_t g_t; each step maximises
-    the dual exactly on that pair within the box; it stops when the two values are within tol.
-    """
-    alpha, g = np.zeros(len(y)), np.ones(len(y))
-    for step in range(100_000):
-        yg = y * g
-        up = ((y > 0) & (alpha < C)) | ((y < 0) & (alpha > 0))
-        low = ((y < 0) & (alpha < C)) | ((y > 0) & (alpha > 0))
-        i = np.flatnonzero(up)[np.argmax(yg[up])]
-        j = np.flatnonzero(low)[np.argmin(yg[low])]
-        if yg[i] - yg[j] < tol:
-            return step
-        t = (yg[i] - yg[j]) / max(K[i, i] + K[j, j] - 2.0 * K[i, j], 1e-12)
-        lo_i, hi_i = sorted((-alpha[i] * y[i], (C - alpha[i]) * y[i]))
-        lo_j, hi_j = sorted((alpha[j] * y[j], (alpha[j] - C) * y[j]))
-        t = min(max(t, lo_i, lo_j), hi_i, hi_j)
-        alpha[i] += y[i] * t
-        alpha[j] -= y[j] * t
-        g -= t * y * (K[:, i] - K[:, j])
-    return 100_000
 
 
 def q1(student_dual_objective, *, seed=None):
@@ -181,12 +156,8 @@ def q2(student_smo_step, *, seed=None):
 
 
 def q3(student_smo, *, seed=None):
-    """Check ``smo(K, y, C) -> (alpha, n_iter)``: a dual optimum, in fewer steps than chapter 8's.
-
-    α must be feasible with a KKT gap below 1e-3, and over four problems the steps must be at
-    most 0.8 times those of the maximal-violating-pair rule (:func:`mvp_steps`; second-order
-    selection needs about half as many).
-    """
+    """Check ``smo(K, y, C) -> (alpha, n_iter)``: a feasible dual optimum (KKT gap below 1e-3)
+    and a step count (the graders compare it with the maximal violating pair)."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw4.q3", student_smo, forbid=SVM_SOLVERS)
     for C in (0.5, 10.0):
@@ -208,19 +179,14 @@ def q3(student_smo, *, seed=None):
             assert gap < 1e-3, f"the KKT gap max_(I_up) y_t g_t − min_(I_low) y_t g_t is {gap:.3g}"
 
     @c.test(
-        "takes at most 0.8 times the steps of the maximal violating pair (four problems)",
-        "choose j by the increase of the objective an unclipped step along (i, j) would give, "
-        "which involves the curvature K_ii + K_jj − 2K_ij, not by y_j g_j alone.",
+        "reports the number of steps it took",
+        "count one step per pair you update; the graders compare the count with the "
+        "maximal-violating-pair rule of chapter 8 on the same problems.",
     )
     def _():
-        steps = baseline = 0
-        for _ in range(4):
-            X, y, K = toy_problem(rng, n=40, gamma=float(rng.uniform(0.3, 3)))
-            C = float(rng.choice([0.5, 10.0, 100.0]))
-            _, n_iter = c.fn(K, y, C, 1e-5)
-            steps += int(n_iter)
-            baseline += mvp_steps(K, y, C, 1e-5)
-        assert steps <= 0.8 * baseline, f"{steps} steps against {baseline} for the baseline"
+        X, y, K = toy_problem(rng, n=30)
+        _, n_iter = c.fn(K, y, 1.0, 1e-5)
+        assert int(n_iter) >= 1 and int(n_iter) == n_iter, "n_iter is not a positive count"
 
     c.finish()
 
