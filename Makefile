@@ -127,7 +127,7 @@ notebooks: $(STAMP)
 	$(PY) -m kernelcourse.book.notebooks execute book
 
 homework: $(STAMP)
-	$(PY) -m kernelcourse.homework release
+	$(PY) -m kernelcourse.book.homework_release
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab book

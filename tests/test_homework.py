@@ -4,29 +4,32 @@ import ast
 import contextlib
 import io
 import json
+import keyword
 import pathlib
 import re
 import subprocess
 import sys
+import textwrap
+import tokenize
 
 import numpy as np
 import pytest
 
-from kernelcourse.homework import check
-from kernelcourse.homework.check._core import Fingerprint, PackageGuard
-from kernelcourse.homework.release import (
+from kernelcourse.book.homework_release import (
     CODE_STUB,
     RAISES_TAG,
     TEXT_STUB,
     release,
     tag_raising_cells,
 )
+from kernelcourse.homework import check
+from kernelcourse.homework.check._core import Fingerprint, PackageGuard
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTION_DIR = ROOT / "book" / "homework" / "solutions"
 STARTER_DIR = ROOT / "book" / "homework"
 SOLUTIONS = sorted(SOLUTION_DIR.glob("*.ipynb"))
-CHECK_CALL = re.compile(r"check\.(hw\d)\.(q\d)\((\w+)\)")
+CHECK_CALL = re.compile(r"check\.(hw\d+)\.(q\d)\((\w+)\)")
 MARKERS = (
     "### BEGIN SOLUTION",
     "### END SOLUTION",
@@ -90,8 +93,8 @@ def test_tagging_rejects_a_layout_that_would_raise_name_error():
 def test_release_without_nbgrader_prints_one_line_naming_the_extra(tmp_path):
     code = (
         "import sys; sys.modules['nbgrader'] = None; sys.modules['nbgrader.apps'] = None\n"
-        "from kernelcourse.homework.__main__ import main\n"
-        f"sys.exit(main(['release', '--dest', {str(tmp_path)!r}]))"
+        "from kernelcourse.book.homework_release import main\n"
+        f"sys.exit(main(['--dest', {str(tmp_path)!r}]))"
     )
     run = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
@@ -104,8 +107,8 @@ def test_release_without_nbgrader_prints_one_line_naming_the_extra(tmp_path):
 
 
 # -- the repository's assignments, released by nbgrader ----------------------------------------
-def test_there_are_seven_assignments_with_starters():
-    assert len(SOLUTIONS) == 7
+def test_there_are_ten_assignments_with_starters():
+    assert len(SOLUTIONS) == 10
     for path in SOLUTIONS:
         assert (STARTER_DIR / path.name).exists(), f"no starter for {path.name}; run make homework"
 
@@ -200,7 +203,11 @@ def _run_cells(nb):
     return outcome
 
 
-NO_DATA = [p for p in SOLUTIONS if p.name[:3] in ("hw1", "hw2", "hw3", "hw4")]
+NO_DATA = [
+    p
+    for p in SOLUTIONS
+    if p.name.split("_")[0] in ("hw1", "hw2", "hw3", "hw4", "hw8", "hw9", "hw10")
+]
 
 
 @pytest.mark.parametrize("path", NO_DATA, ids=_ids(NO_DATA))
@@ -233,11 +240,11 @@ def test_guard_records_calls_into_the_package_and_restores_the_profiler():
         np.linalg.norm(np.ones(3))
     assert guard.calls == []
     with PackageGuard() as guard:
-        kernels.RBF(1.0)(np.zeros((2, 1)))
+        kernels.RBF(gamma=1.0)(np.zeros((2, 1)))
     assert guard.calls and guard.calls[0].startswith("kernelcourse.kernels.")
     assert sys.getprofile() is before
     with PackageGuard(allow=("kernelcourse.kernels",)) as guard:
-        kernels.RBF(1.0)(np.zeros((2, 1)))
+        kernels.RBF(gamma=1.0)(np.zeros((2, 1)))
     assert not [c for c in guard.calls if c.startswith("kernelcourse.kernels")]
 
 
@@ -245,7 +252,7 @@ def test_self_check_fails_a_function_that_calls_the_package(capsys):
     from kernelcourse import kernels
 
     with pytest.raises(AssertionError, match="hw1.q1: 4 of 4 checks failed"):
-        check.hw1.q1(lambda K, tol=1e-10: kernels.is_psd(K), seed=0)
+        check.hw1.q1(lambda K, tol=1e-10: None if kernels.is_psd(K) else K[0], seed=0)
     assert "your function calls kernelcourse.kernels.is_psd" in capsys.readouterr().out
 
 
@@ -310,11 +317,11 @@ def test_self_check_passes_on_the_solution(path, hw, q, name, seed, capsys):
     assert "passed" in out.splitlines()[-1]
 
 
-def _wrong_smo(K, y, C):
+def _wrong_smo(K, y, C, tol=1e-5):
     alpha = np.zeros(len(y))
     for i, j in [(0, 1), (2, 3)]:  # two steps, not until the KKT conditions hold
         alpha = np.clip(_unclipped_step(alpha, K, y, C, i, j), 0, C)
-    return alpha
+    return alpha, 2
 
 
 def _unclipped_step(alpha, K, y, C, i, j):
@@ -369,19 +376,79 @@ def _ridge_per_chunk(chunks, psi, lam):
     return np.linalg.solve(G + lam * n * np.eye(len(G)), c)
 
 
+def _offset_by_mean(K, y, lam):
+    """Centre y and fit without offset: the residual condition holds, Σα = 0 does not."""
+    b = float(np.mean(y))
+    return np.linalg.solve(K + lam * np.eye(len(y)), y - b), b
+
+
+def _p_greedy_from_scratch(kernel, candidates, m):
+    """The right choices, but the power function recomputed at every step: O(N m²) entries."""
+    chosen, p_max = [], []
+    for k in range(m):
+        if k == 0:
+            p2 = kernel.diag(candidates)
+        else:
+            centers = candidates[chosen]
+            B = kernel(centers, candidates)
+            p2 = kernel.diag(candidates) - np.sum(
+                B * np.linalg.solve(kernel(centers, centers), B), 0
+            )
+        p2 = np.array(p2, dtype=float)
+        p2[chosen] = -1.0
+        chosen.append(int(np.argmax(p2)))
+        p_max.append(np.sqrt(max(p2[chosen[-1]], 0.0)))
+    return np.array(chosen), np.array(p_max)
+
+
+def _stumps_unscaled(X, q, low, high, rng):
+    coords = rng.integers(0, X.shape[1], size=q)
+    thresholds = rng.uniform(low, high, size=q)
+    return np.where(X[:, coords] >= thresholds, 1.0, -1.0), coords, thresholds
+
+
+def _clipped_least_squares(Z, y, C, tol):
+    """Clip the unconstrained solution to the box: feasible, but not the constrained optimum."""
+    bound = C / Z.shape[1]
+    return np.clip(np.linalg.lstsq(Z, y, rcond=None)[0], -bound, bound), 1
+
+
+def _walk_kernel_without_labels(A1, labels1, A2, labels2, lam):
+    Ax = np.kron(A1, A2)
+    one = np.ones(len(Ax))
+    rho = np.abs(np.linalg.eigvalsh(Ax)).max()
+    if lam * rho >= 1:
+        raise ValueError("lam too large")
+    return float(one @ np.linalg.solve(np.eye(len(Ax)) - lam * Ax, one))
+
+
+def _walk_kernel_without_mask(A1, labels1, A2, labels2, lam, tol):
+    """The fixed point iterated without the label mask: walks through unequal labels count."""
+    X = np.ones((len(A1), len(A2)))
+    for it in range(1, 10_000):
+        X_new = 1.0 + lam * (A1 @ X @ A2.T)
+        if np.max(np.abs(X_new - X)) <= tol:
+            return float(X_new.sum()), it
+        X = X_new
+    return float(X.sum()), it
+
+
 WRONG = {
-    ("hw1", "q1"): (lambda K: bool(np.linalg.eigvalsh(K)[0] >= -1e-10), "symmetric"),
+    ("hw1", "q1"): (lambda K, tol=1e-10: None, "negative"),
     ("hw1", "q2"): (_poly2_without_sqrt2, "√2"),
-    ("hw1", "q3"): (lambda F1, F2: np.kron(F1, F2), "outer product"),
-    ("hw2", "q1"): (lambda P, y, lam: np.linalg.solve(P.T @ P, P.T @ y), "ΦᵀΦ + λI"),
-    ("hw2", "q2"): (lambda P, y, lam: np.linalg.solve(P @ P.T + lam * np.eye(len(P)), y), "Φᵀα"),
-    ("hw2", "q4"): (lambda K, y, lam, Kt: Kt @ np.linalg.solve(K + np.eye(len(K)), y), "α ="),
-    ("hw3", "q2"): (lambda d, D, g, rng: rng.standard_cauchy(size=(D, d)), "scale γ"),
+    ("hw1", "q3"): (lambda F1, F2: np.kron(F1, F2), "products of one entry"),
+    ("hw2", "q1"): (lambda P, y, lam: np.linalg.solve(P.T @ P, P.T @ y), "identity matrix"),
+    ("hw2", "q2"): (
+        lambda P, y, lam: np.linalg.solve(P @ P.T + lam * np.eye(len(P)), y),
+        "rows of Φ",
+    ),
+    ("hw2", "q4"): (lambda K, y, lam, Kt: Kt @ np.linalg.solve(K + np.eye(len(K)), y), "α comes"),
+    ("hw3", "q2"): (lambda d, D, g, rng: rng.standard_cauchy(size=(D, d)), "its scale"),
     ("hw3", "q3"): (lambda X, O, b: np.cos(X @ O.T + b), "√(2/D)"),
     ("hw3", "q4"): (lambda a, delta: int(8 * np.log(2 / delta) / a**2), "math.ceil"),
     ("hw4", "q1"): (lambda a, K, y: float(a.sum() - (a * y) @ K @ (a * y)), "the ½"),
     ("hw4", "q2"): (_unclipped_step, "clip t"),
-    ("hw4", "q3"): (_wrong_smo, "most violating pair"),
+    ("hw4", "q3"): (_wrong_smo, "within tol"),
     ("hw4", "q4"): (lambda a, K, y, C: float(np.mean(y - K @ (a * y))), "free support"),
     ("hw5", "q1"): (
         lambda Knm, Kmm, r: (lambda e: Knm @ e[1][:, :r] / np.sqrt(e[0][:r]))(np.linalg.eigh(Kmm)),
@@ -394,23 +461,33 @@ WRONG = {
                 X @ rng.normal(scale=np.sqrt(g), size=(X.shape[1], D)) + rng.uniform(0, 6.28, D)
             )
         ),
-        "2 * gamma",
+        "covariance",
     ),
-    ("hw5", "q3"): (lambda K, Z: float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K)), "'fro'"),
+    ("hw5", "q3"): (
+        lambda K, Z: float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K)),
+        "Frobenius",
+    ),
     ("hw6", "q1"): (
         lambda d, P, g, rng: (lambda p: (p, rng.uniform(size=(P, d))))(
             rng.gamma(2.0, g, size=(P, d))
         ),
-        "scale is 1/γ",
+        "γ or 1/γ",
     ),
     ("hw6", "q2"): (
         lambda X, p, s: np.ones((len(X), 1)) / np.sqrt(len(p)) * np.ones((1, len(p))),
-        "distinct cell",
+        "occupied cell",
     ),
     ("hw6", "q3"): (_steepest_descent, "conjugate"),
     ("hw6", "q4"): (_linear_classifier, "random binning"),
     ("hw7", "q1"): (_sgd_without_order, "in order"),
     ("hw7", "q2"): (_ridge_per_chunk, "n counts rows"),
+    ("hw8", "q1"): (_offset_by_mean, "sum of α"),
+    ("hw8", "q2"): (lambda kernel, centers, X: np.sqrt(kernel.diag(X)), "exact at the centres"),
+    ("hw8", "q3"): (_p_greedy_from_scratch, "one new kernel column"),
+    ("hw9", "q1"): (_stumps_unscaled, "the scaling"),
+    ("hw9", "q2"): (_clipped_least_squares, "projected gradient"),
+    ("hw10", "q1"): (_walk_kernel_without_labels, "length 0"),
+    ("hw10", "q2"): (_walk_kernel_without_mask, "label mask"),
 }
 
 
@@ -446,3 +523,157 @@ def test_self_check_reports_crashes_as_failures(capsys):
     with pytest.raises(AssertionError):
         check.hw1.q1(crashes, seed=0)
     assert "raised ValueError: boom" in capsys.readouterr().out
+
+
+# -- grading: messages, hidden tests, reruns ----------------------------------------------------
+@pytest.mark.parametrize("key", sorted(WRONG), ids=[f"{hw}.{q}" for hw, q in sorted(WRONG)])
+def test_self_check_messages_show_no_expected_value(key, capsys):
+    """A failed self-check says which property failed; it never prints a value to copy."""
+    hw, q = key
+    fn, _ = WRONG[key]
+    with pytest.raises(AssertionError):
+        getattr(getattr(check, hw), q)(fn, seed=0)
+    out = capsys.readouterr().out
+    # shapes may be named ("expected (5, 12)"); numbers, arrays and formulas may not
+    assert not re.search(r"expected:?\s*[-+\d\[]", out), out
+    assert not re.search(r"(?i)the right answer|should be\s*[-+\d\[]", out), out
+
+
+def _graded_cells(nb):
+    return [c for c in nb["cells"] if _nbgrader(c).get("grade") and c["cell_type"] == "code"]
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=_ids(SOLUTIONS))
+def test_every_graded_cell_has_hidden_tests_that_the_starter_lacks(path):
+    solution = _load(path)
+    starter = _load(STARTER_DIR / path.name)
+    for cell in _graded_cells(solution):
+        gid = _nbgrader(cell)["grade_id"]
+        assert "### BEGIN HIDDEN TESTS" in cell["source"], f"{gid} has no hidden tests"
+        hidden = cell["source"].split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+        assert len([ln for ln in hidden.splitlines() if ln.strip()]) >= 1, gid
+    for cell in _graded_cells(starter):
+        assert "HIDDEN" not in cell["source"]
+
+
+@pytest.mark.parametrize("path", NO_DATA, ids=_ids(NO_DATA))
+def test_graded_cells_pass_200_reruns_on_the_solution(path):
+    """Each graded cell, hidden tests included, draws fresh random inputs on every run; against
+    the solution it passes every one of 200 runs (a fair grade does not depend on luck)."""
+    nb = _load(path)
+    namespace = {"__name__": "__homework__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "code":
+                exec(compile(cell["source"], str(path), "exec"), namespace)
+        for cell in _graded_cells(nb):
+            code = compile(cell["source"], _nbgrader(cell)["grade_id"], "exec")
+            for run in range(200):
+                try:
+                    exec(code, namespace)
+                except Exception as err:
+                    raise AssertionError(
+                        f"{_nbgrader(cell)['grade_id']} failed on run {run}: {err!r}"
+                    ) from err
+
+
+def test_every_assignment_is_in_the_table_of_contents_and_the_guides():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    index = (STARTER_DIR / "index.md").read_text(encoding="utf-8")
+    guide = (ROOT / "book" / "instructors.md").read_text(encoding="utf-8")
+    for path in SOLUTIONS:
+        assert f"book/homework/{path.stem}\n" in toc, path.stem
+        assert f"({path.name})" in index, path.stem
+        assert f"`{path.stem}`" in guide, path.stem
+
+
+# -- graded answers are not in the chapters -------------------------------------------------------
+CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+FENCE = re.compile(r"```(?:python|\{code-cell\}[^\n]*|\{code-block\}[^\n]*)?\n(.*?)```", re.S)
+WINDOW = 3  # consecutive statements that make a copy
+
+
+def _normalised_lines(source):
+    """Code as a list of lines of tokens: every name becomes ID (attributes such as
+    ``np.linalg.solve`` keep theirs), strings STR, comments and whitespace are dropped."""
+    lines, current, previous = [], [], None
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    for tok in tokens:
+        if tok.type in (tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
+            if current:
+                lines.append(" ".join(current))
+            current, previous = [], None
+            continue
+        if tok.type == tokenize.STRING:
+            word = "STR"
+        elif tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and previous != ".":
+            word = "ID"
+        else:
+            word = tok.string
+        current.append(word)
+        previous = tok.string
+    return lines
+
+
+def _chapter_code():
+    """Every chapter's code cells and the code in its markdown (exercise solutions included)."""
+    blocks = []
+    for path in CHAPTERS:
+        for cell in _load(path)["cells"]:
+            if cell["cell_type"] == "code":
+                blocks.append(cell["source"])
+            else:
+                blocks.extend(FENCE.findall(cell["source"]))
+    return "\n" + "\n\n".join("\n".join(_normalised_lines(b)) for b in blocks) + "\n"
+
+
+def _copied(solution_source, chapter_text):
+    lines = _normalised_lines(textwrap.dedent(solution_source))
+    windows = ["\n".join(lines[i : i + WINDOW]) for i in range(len(lines) - WINDOW + 1)]
+    if len(lines) < WINDOW:
+        windows = ["\n".join(lines)] if lines else []
+    return [w for w in windows if f"\n{w}\n" in chapter_text]
+
+
+@pytest.fixture(scope="module")
+def chapter_text():
+    return _chapter_code()
+
+
+def _renamed(source):
+    """The same code with every variable renamed (attributes kept) and a comment added."""
+    out, previous = [], None
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        text = tok.string
+        if tok.type == tokenize.NAME and not keyword.iskeyword(text) and previous != ".":
+            text = f"{text}_renamed"
+        out.append((tok.type, text))
+        previous = tok.string
+    return "# copied\n" + tokenize.untokenize(out)
+
+
+def test_the_copy_detector_finds_chapter_code_under_other_names(chapter_text):
+    """The detector sees a chapter's code again after renaming and reformatting, and does not
+    see code that is merely similar."""
+    source = next(
+        cell["source"]
+        for cell in _load(CHAPTERS[0])["cells"]
+        if cell["cell_type"] == "code" and len(_normalised_lines(cell["source"])) >= 6
+    )
+    assert _copied(_renamed(source), chapter_text)
+    assert not _copied("x = np.zeros(3)\ny = np.fft.fft(x)\nz = np.fft.ifft(y)\n", chapter_text)
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=_ids(SOLUTIONS))
+def test_graded_code_is_not_in_a_chapter(path, chapter_text):
+    """No three consecutive statements of a graded solution appear in a chapter or in its
+    exercise solutions, after renaming every variable and dropping whitespace and comments."""
+    for cell in _load(path)["cells"]:
+        for body in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell["source"], re.S):
+            copies = _copied(body, chapter_text)
+            assert not copies, f"{_nbgrader(cell)['grade_id']} repeats a chapter: {copies[0]!r}"

@@ -19,12 +19,29 @@ from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit  #
 from nbgrader.validator import Validator  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
-from kernelcourse.homework.release import COURSE_ID, _nbgrader_api, generate_assignment  # noqa: E402
+from kernelcourse.book.homework_release import COURSE_ID, _nbgrader_api, generate_assignment  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "book" / "homework" / "solutions"
 STARTERS = ROOT / "book" / "homework"
-ROUND_TRIP = "hw1_psd_kernels"  # no data to load: the quickest to execute twice
+# No data to load: the quickest to execute three times each. For each, a deliberately wrong
+# answer to one question (the solution cell's replacement) and the points that question loses.
+WRONG_ANSWER = {
+    "hw1_psd_kernels": (
+        "q1-witness",
+        "def psd_witness(K, tol=1e-10):\n    return None  # never looks for a negative direction",
+        2.0,
+    ),
+    "hw8_rkhs_offset_and_power_function": (
+        "q1-offset",
+        "def krr_with_offset(K, y, lam):\n"
+        "    b = float(np.mean(y))  # centring y is not the unpenalised offset\n"
+        "    return np.linalg.solve(K + lam * np.eye(len(y)), y - b), b",
+        3.0,
+    ),
+}
+ROUND_TRIPS = sorted(WRONG_ANSWER)
+STUDENTS = ("correct", "empty", "one-wrong")
 
 
 @pytest.fixture
@@ -57,8 +74,9 @@ def test_nbgrader_validate_flags_every_unanswered_cell(name, tmp_path, kernel_en
     assert any(c["cell_type"] == "markdown" for c in _graded(nb))
 
 
-def _fill_in(starter_path, solution_path, out_path):
-    """The starter with every solution cell answered as in the solution notebook."""
+def _fill_in(starter_path, solution_path, out_path, replace=None):
+    """The starter with every solution cell answered as in the solution notebook, except the
+    cells named in ``replace`` (grade id -> source), answered with that source instead."""
     starter = json.loads(starter_path.read_text(encoding="utf-8"))
     solution = json.loads(solution_path.read_text(encoding="utf-8"))
     answers = {
@@ -66,6 +84,7 @@ def _fill_in(starter_path, solution_path, out_path):
         for c in solution["cells"]
         if c["metadata"].get("nbgrader", {}).get("solution")
     }
+    answers.update(replace or {})
     for cell in starter["cells"]:
         meta = cell["metadata"].get("nbgrader", {})
         if meta.get("solution"):
@@ -78,64 +97,77 @@ def _fill_in(starter_path, solution_path, out_path):
     out_path.write_text(json.dumps(starter, indent=1), encoding="utf-8")
 
 
-def _student(config, student_id, home):
+def _student(config, student_id, home, assignment):
     coursedir = CourseDirectory(config=config)
     coursedir.student_id = student_id
-    coursedir.assignment_id = ROUND_TRIP
+    coursedir.assignment_id = assignment
     student_config = Config(config)
     student_config.Exchange.assignment_dir = str(home)
     return coursedir, student_config
 
 
-def test_nbgrader_round_trip_scores_a_correct_and_an_empty_submission(tmp_path, kernel_env):
+@pytest.mark.parametrize("assignment", ROUND_TRIPS)
+def test_nbgrader_round_trip_scores_correct_empty_and_partly_wrong_submissions(
+    assignment, tmp_path, kernel_env
+):
+    """generate → release → fetch → submit → collect → autograde: the solution scores full
+    marks, the untouched starter zero, one wrong answer loses exactly that question's points.
+    The points come from the hidden tests, which only the instructor's notebook holds."""
     course, exchange = tmp_path / "course", tmp_path / "exchange"
     exchange.mkdir()
+    solution = SOLUTIONS / f"{assignment}.ipynb"
     timings = {}
     start = time.perf_counter()
-    generate_assignment(SOLUTIONS / f"{ROUND_TRIP}.ipynb", course, exchange=exchange, database=True)
+    released = generate_assignment(solution, course, exchange=exchange, database=True)
     timings["generate_assignment"] = time.perf_counter() - start
+    assert "HIDDEN TESTS" not in released.read_text(encoding="utf-8")
     api = _nbgrader_api(course, exchange)
-    start = time.perf_counter()
-    assert api.release_assignment(ROUND_TRIP)["success"]
-    timings["release_assignment"] = time.perf_counter() - start
+    assert api.release_assignment(assignment)["success"]
 
     config = Config()
     config.CourseDirectory.root = str(course)
     config.CourseDirectory.course_id = COURSE_ID
     config.Exchange.root = str(exchange)
     config.Exchange.cache = str(tmp_path / "cache")
+    grade_id, wrong_source, lost = WRONG_ANSWER[assignment]
     start = time.perf_counter()
-    for student in ("correct", "empty"):
+    for student in STUDENTS:
         home = tmp_path / "students" / student
         home.mkdir(parents=True)
-        coursedir, student_config = _student(config, student, home)
+        coursedir, student_config = _student(config, student, home, assignment)
         auth = Authenticator(config=student_config)
         ExchangeFetchAssignment(
             coursedir=coursedir, authenticator=auth, config=student_config
         ).start()
-        fetched = home / ROUND_TRIP / f"{ROUND_TRIP}.ipynb"
+        fetched = home / assignment / f"{assignment}.ipynb"
+        assert "HIDDEN TESTS" not in fetched.read_text(encoding="utf-8")
         if student == "correct":
-            _fill_in(fetched, SOLUTIONS / f"{ROUND_TRIP}.ipynb", fetched)
+            _fill_in(fetched, solution, fetched)
+        elif student == "one-wrong":
+            _fill_in(fetched, solution, fetched, replace={grade_id: wrong_source})
         ExchangeSubmit(coursedir=coursedir, authenticator=auth, config=student_config).start()
-    timings["fetch + submit (2 students)"] = time.perf_counter() - start
+    timings["fetch + submit"] = time.perf_counter() - start
 
-    start = time.perf_counter()
-    assert api.collect(ROUND_TRIP)["success"]
-    timings["collect"] = time.perf_counter() - start
-    for student in ("correct", "empty"):
+    assert api.collect(assignment)["success"]
+    for student in STUDENTS:
         start = time.perf_counter()
-        result = api.autograde(ROUND_TRIP, student)
+        result = api.autograde(assignment, student)
         assert result["success"], result.get("log")
         timings[f"autograde {student}"] = time.perf_counter() - start
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
-        correct = gb.find_submission(ROUND_TRIP, "correct")
-        empty = gb.find_submission(ROUND_TRIP, "empty")
+        correct = gb.find_submission(assignment, "correct")
+        empty = gb.find_submission(assignment, "empty")
+        wrong = gb.find_submission(assignment, "one-wrong")
         max_code = correct.max_code_score
-        assert max_code == pytest.approx(6.0)  # three code questions of 2 points
+        assert max_code > lost > 0
         assert correct.code_score == pytest.approx(max_code)
         assert empty.code_score == pytest.approx(0.0)
-        # the written answer waits for a person; left unanswered it is scored 0 at once
+        assert wrong.code_score == pytest.approx(max_code - lost)
+        # written answers wait for a person; left unanswered they are scored 0 at once
         assert correct.needs_manual_grade and correct.written_score == pytest.approx(0.0)
         assert empty.written_score == pytest.approx(0.0)
-    print("nbgrader round trip:", ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+    print(
+        f"nbgrader round trip {assignment}:",
+        ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()),
+    )

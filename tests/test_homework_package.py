@@ -1,6 +1,8 @@
 """A wheel of the package gives a student nothing that passes a graded check in their place.
 
-The wheel is built from a copy of the sources, installed into a temporary folder, and
+The wheel holds neither a solution line nor a hidden-test line of any assignment (the grading
+lives in the instructor's notebooks only). The wheel is built from a copy of the sources,
+installed into a temporary folder, and
 tests/homework_stand_ins.py runs there in a fresh interpreter (the checkout is not on its path):
 for every graded stub, the best stand-ins from the installed package must fail their check, and
 the stand-ins that compute the right answer must pass once the guard is switched off, so it is
@@ -20,7 +22,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = sorted((ROOT / "book" / "homework" / "solutions").glob("*.ipynb"))
-CHECK_CALL = re.compile(r"check\.(hw\d)\.(q\d)\(")
+CHECK_CALL = re.compile(r"check\.(hw\d+)\.(q\d)\(")
+REGION = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS)\n(.*?)### END \1", re.S)
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +58,55 @@ def test_wheel_holds_no_solution(installed):
     assert any(n.startswith("kernelcourse/homework/check/") for n in names)
     assert not [n for n in names if n.endswith(".ipynb")]
     assert not [n for n in names if re.search(r"_?reference|solution", n.split("/")[-1])]
+
+
+def _normalise(line):
+    """A code line without its comment and with runs of whitespace collapsed."""
+    return " ".join(line.split("#", 1)[0].split())
+
+
+def _secret_lines(path):
+    """Lines only the instructor's notebook holds: solution and hidden-test regions."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    starter = ROOT / "book" / "homework" / path.name
+    public = {
+        _normalise(line)
+        for cell in json.loads(starter.read_text(encoding="utf-8"))["cells"]
+        for line in "".join(cell["source"]).splitlines()
+    }
+    secret = []
+    for cell in cells:
+        if cell["cell_type"] != "code":
+            continue
+        for _, body in REGION.findall("".join(cell["source"])):
+            lines = [_normalise(line) for line in body.splitlines()]
+            secret.append([line for line in lines if line and line not in public])
+    return secret
+
+
+def test_wheel_holds_no_solution_or_hidden_test_line(installed):
+    """Every line of 40 characters or more, and every pair of consecutive lines, of a solution
+    or hidden-test region is searched for in the installed package's files."""
+    _, site = installed
+    files = [p for p in (site / "kernelcourse").rglob("*") if p.is_file()]
+    assert files
+    text = "\n".join(
+        _normalise(line)
+        for p in files
+        if p.suffix in (".py", ".txt", ".json", ".md", ".cfg", ".toml", "")
+        for line in p.read_text(encoding="utf-8", errors="replace").splitlines()
+    )
+    searched = 0
+    for path in SOLUTIONS:
+        for lines in _secret_lines(path):
+            probes = [line for line in lines if len(line) >= 40]
+            probes += [
+                f"{a}\n{b}" for a, b in zip(lines, lines[1:], strict=False) if len(a + b) >= 30
+            ]
+            for probe in probes:
+                searched += 1
+                assert probe not in text, f"{path.name}: the wheel holds {probe!r}"
+    assert searched > 100
 
 
 def test_no_installed_function_passes_a_graded_check(installed, tmp_path):

@@ -4,9 +4,12 @@ Each check calls the student's function on fresh random inputs (pass ``seed=`` t
 and tests properties that only a correct answer has: an optimality condition (a vanishing
 gradient, the KKT conditions), agreement of two forms of one quantity, an invariance, a
 distribution, or rounded summaries of the expected output for a fixed seeded input. No check
-holds a solution. While the student's function runs, calls into ``kernelcourse`` itself (and
-into library routines that would answer the question in one call) are recorded, and such a
-function fails: the package is there to compare with, outside the function.
+holds a solution, and no message shows an expected value; the points come from nbgrader's
+hidden tests in the instructor's notebooks, which the package does not contain.
+
+While the student's function runs, calls into ``kernelcourse`` itself (and into library
+routines that would answer the question in one call) are recorded, and such a function fails:
+the package is there to compare with, outside the function.
 
 Each check prints one line per test, ``[pass]`` or ``[FAIL]`` with what differed and a hint.
 
@@ -16,6 +19,6 @@ also how nbgrader's autograder counts a failed test cell). A ``NotImplementedErr
 starter stub is passed through unchanged.
 """
 
-from . import hw1, hw2, hw3, hw4, hw5, hw6, hw7
+from . import hw1, hw2, hw3, hw4, hw5, hw6, hw7, hw8, hw9, hw10
 
-__all__ = ["hw1", "hw2", "hw3", "hw4", "hw5", "hw6", "hw7"]
+__all__ = ["hw1", "hw2", "hw3", "hw4", "hw5", "hw6", "hw7", "hw8", "hw9", "hw10"]

@@ -16,47 +16,62 @@ def _with_eigenvalues(rng, lam):
     return (Q * lam) @ Q.T
 
 
-def q1(student_is_psd, *, seed=None):
-    """Check ``is_psd(K, tol=1e-10) -> bool`` on matrices whose answer is known by construction."""
+def q1(student_psd_witness, *, seed=None):
+    """Check ``psd_witness(K, tol=1e-10)``: None for PSD matrices, a verifiable unit vector c
+    with cᵀKc < 0 otherwise, and a ValueError for a matrix that cannot be a Gram matrix."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw1.q1", student_is_psd)
+    c = SelfCheck("hw1.q1", student_psd_witness)
 
-    def answer(K, want, what):
+    def is_none(K, what):
         got = c.fn(K)
-        assert isinstance(got, bool | np.bool_), f"returned {type(got).__name__}, not a bool"
-        assert bool(got) == want, f"returned {bool(got)} for {what}; the right answer is {want}"
+        assert got is None, f"returned a witness for {what}, which is PSD"
 
-    @c.test("accepts an RBF Gram matrix", "every eigenvalue of an RBF Gram matrix is > 0.")
+    def witness(K, what):
+        got = c.fn(K)
+        assert got is not None, f"returned None for {what}, which is not PSD"
+        got = np.asarray(got, dtype=float)
+        assert got.shape == (len(K),), f"the witness has shape {got.shape}, not ({len(K)},)"
+        assert abs(np.linalg.norm(got) - 1) < 1e-8, "the witness is not a unit vector"
+        assert got @ K @ got < -1e-10 * max(1.0, np.abs(K).max()), (
+            f"cᵀKc is not negative for {what}: c certifies nothing"
+        )
+
+    @c.test("returns None for an RBF Gram matrix", "every eigenvalue of an RBF Gram matrix is > 0.")
     def _():
-        answer(RBF(0.5)(rng.normal(size=(20, 3))), True, "an RBF Gram matrix")
+        is_none(RBF(gamma=0.5)(rng.normal(size=(20, 3))), "an RBF Gram matrix")
 
     @c.test(
-        "accepts a rank-deficient Gram matrix ZZᵀ",
-        "its zero eigenvalues come out of eigvalsh as tiny negatives like -1e-16: compare the "
-        "smallest eigenvalue with -tol * max(1, largest eigenvalue), not with 0.",
+        "returns None for a rank-deficient Gram matrix ZZᵀ",
+        "its zero eigenvalues come out as tiny numbers of either sign: compare with a "
+        "tolerance relative to the size of K, not with 0.",
     )
     def _():
         Z = rng.normal(size=(15, 3)) * 10
-        answer(Z @ Z.T, True, "ZZᵀ with rank 3")
+        is_none(Z @ Z.T, "ZZᵀ with rank 3")
 
     @c.test(
-        "rejects a symmetric matrix with a negative eigenvalue",
-        "look at the smallest eigenvalue (np.linalg.eigvalsh sorts them ascending).",
+        "returns a unit c with cᵀKc < 0 for a matrix with a negative eigenvalue",
+        "the minimum of cᵀKc over unit vectors is reached at a particular vector: which one?",
     )
     def _():
         lam = rng.uniform(1, 2, size=8)
         lam[rng.integers(8)] = -0.05
-        answer(_with_eigenvalues(rng, lam), False, "a matrix with eigenvalue -0.05")
+        witness(_with_eigenvalues(rng, lam), "a matrix with eigenvalue -0.05")
+        witness(np.array([[0.0, 1.0], [1.0, 0.0]]), "[[0, 1], [1, 0]]")
 
     @c.test(
-        "rejects a non-symmetric matrix",
-        "a Gram matrix is symmetric, K_ij = K(x_i, x_j) = K_ji; test symmetry first "
-        "(eigvalsh only reads one triangle and would not notice).",
+        "raises ValueError for a non-symmetric or non-square matrix",
+        "a Gram matrix is square and symmetric, K_ij = K(x_i, x_j) = K_ji: test that first.",
     )
     def _():
         K = _with_eigenvalues(rng, rng.uniform(1, 2, size=6))
         K[0, 1] += 1.0
-        answer(K, False, "a non-symmetric matrix")
+        for bad, what in ((K, "a non-symmetric matrix"), (np.ones((2, 3)), "a 2 × 3 matrix")):
+            try:
+                c.fn(bad)
+            except ValueError:
+                continue
+            raise AssertionError(f"no ValueError for {what}")
 
     c.finish()
 
@@ -107,8 +122,8 @@ def q3(student_product_features, *, seed=None):
 
     @c.test(
         "its Gram matrix is the entrywise product K₁ ∘ K₂",
-        "(φ₁(x) ⊗ φ₂(x))ᵀ(φ₁(y) ⊗ φ₂(y)) = (φ₁(x)ᵀφ₁(y)) (φ₂(x)ᵀφ₂(y)); take the outer "
-        "product of each row pair, e.g. F1[:, :, None] * F2[:, None, :], then flatten it.",
+        "(φ₁(x) ⊗ φ₂(x))ᵀ(φ₁(y) ⊗ φ₂(y)) = (φ₁(x)ᵀφ₁(y)) (φ₂(x)ᵀφ₂(y)); each output row "
+        "holds all D₁·D₂ products of one entry of φ₁(x) with one entry of φ₂(x).",
     )
     def _():
         F1, F2 = rng.normal(size=(9, 3)), rng.normal(size=(9, 4))

@@ -21,8 +21,8 @@ def q2(student_laplacian_frequencies, *, seed=None):
     rng = fresh_rng(seed)
     c = SelfCheck("hw3.q2", student_laplacian_frequencies)
     hint_scale = (
-        "the 1-D spectral density of exp(-γ|δ|) is γ / (π (γ² + ω²)): a Cauchy distribution "
-        "with scale γ (so multiply rng.standard_cauchy by γ), one independent draw per entry."
+        "the 1-D spectral density of exp(-γ|δ|) is γ / (π (γ² + ω²)): which distribution "
+        "has this density, and what is its scale? One independent draw per entry."
     )
 
     @c.test("returns an array of shape (D, d)", "one row ω_k per feature, one column per input.")
@@ -32,7 +32,7 @@ def q2(student_laplacian_frequencies, *, seed=None):
 
     @c.test(
         "draws from the generator it is given (same seed, same Ω; other seed, other Ω)",
-        "use the rng argument (rng.standard_cauchy(...)), not np.random or a new generator.",
+        "draw from the rng argument, not from np.random or a new generator.",
     )
     def _():
         s = int(rng.integers(2**31))
@@ -102,7 +102,7 @@ def q3(student_rff_features, *, seed=None):
         Omega = gamma * rng.standard_cauchy(size=(20000, 2))
         b = rng.uniform(0, 2 * np.pi, size=20000)
         Z = np.asarray(c.fn(X, Omega, b))
-        close(Z @ Z.T, Laplacian(gamma)(X), rtol=0, atol=0.06, what="ψ(X)ψ(X)ᵀ")
+        close(Z @ Z.T, Laplacian(gamma=gamma)(X), rtol=0, atol=0.06, what="ψ(X)ψ(X)ᵀ")
 
     c.finish()
 

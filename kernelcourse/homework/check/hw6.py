@@ -1,17 +1,16 @@
-"""Self-checks for homework 6: random binning features on Covertype within a time budget.
+"""Self-checks for homework 6: random binning features on Covertype.
 
 Random binning (Rahimi & Recht 2007; lecture 004): P random grids with pitches δ ~ Gamma(2, 1/γ)
 and shifts u ~ U[0, δ) per axis; z(x) is the one-hot code of the cells x falls in, scaled by
 1/√P, so z(x)ᵀz(y) is the fraction of grids in which x and y share a cell, an unbiased estimate
 of the Laplacian kernel exp(−γ‖x − y‖₁). The checks test distributions, the sharing property,
-optimality conditions of conjugate gradients and, for the whole classifier, accuracy and time on
-held-out Covertype rows. :class:`kernelcourse.features.RandomBinningFeatures` and
+optimality conditions of conjugate gradients and, for the whole classifier, accuracy on
+held-out Covertype rows (never wall-clock time, which depends on the machine).
+:class:`kernelcourse.features.RandomBinningFeatures` and
 :class:`kernelcourse.scale.NystroemKRRClassifier` are there to compare with, not to call.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,10 +19,8 @@ from scipy.sparse.linalg import LinearOperator
 
 from ._core import Fingerprint, SelfCheck, close, fresh_rng
 
-__all__ = ["q1", "q2", "q3", "q4", "BUDGET_S", "MIN_ACCURACY", "covertype_binary"]
+__all__ = ["q1", "q2", "q3", "q4", "MIN_ACCURACY", "covertype_binary"]
 
-#: Wall-clock budget of question 4 (seconds, fit and predict together, 2 cores).
-BUDGET_S = 60.0
 #: Test accuracy question 4 asks for: above what linear ridge or a small Nyström model reach.
 MIN_ACCURACY = 0.82
 
@@ -74,7 +71,7 @@ def q1(student_binning_grids, *, seed=None):
 
     @c.test(
         "draws from the generator it is given",
-        "use the rng argument (rng.gamma, rng.uniform), not np.random or a new generator.",
+        "draw from the rng argument, not from np.random or a new generator.",
     )
     def _():
         a = c.fn(2, 5, 1.0, np.random.default_rng(3))
@@ -85,7 +82,8 @@ def q1(student_binning_grids, *, seed=None):
 
     @c.test(
         "the pitches follow Gamma(2, scale 1/γ), the density δ k''(δ) of exp(−γδ)",
-        "rng.gamma(shape=2.0, scale=1.0 / gamma, size=(P, d)); the scale is 1/γ, not γ.",
+        "the pitch density is δ k''(δ) for k(δ) = exp(−γδ): which Gamma law is it, and is "
+        "its scale γ or 1/γ?",
     )
     def _():
         pitches, _ = c.fn(2, 10000, gamma, rng)
@@ -117,9 +115,9 @@ def q2(student_binning_features, *, seed=None):
     rng = fresh_rng(seed)
     c = SelfCheck("hw6.q2", student_binning_features)
     hint_cells = (
-        "the cell of x in grid p is floor((x − u_p) / δ_p), a vector of d integers; give each "
-        "distinct cell its own column (np.unique with return_inverse on the rows, or on a "
-        "single integer code of each row) and put 1/√P there."
+        "the cell of x in grid p is floor((x − u_p) / δ_p), a vector of d integers; every "
+        "distinct occupied cell of every grid is one column, and z(x) has 1/√P in the P "
+        "columns of x's cells."
     )
 
     @c.test(
@@ -246,12 +244,11 @@ def q3(student_ridge_cg, *, seed=None):
 
 
 def q4(student_classify, *, seed=None):
-    """Check ``classify(X_train, y_train, X_test)`` on held-out Covertype rows, within budget.
+    """Check ``classify(X_train, y_train, X_test)`` on held-out Covertype rows.
 
-    Loads 30 000 training and 5 000 test rows (labels ±1, cover type 2 against the rest),
-    times the call and asks for a test accuracy of at least :data:`MIN_ACCURACY` within
-    :data:`BUDGET_S` seconds. ``seed`` picks the rows (default: a fixed split other than the
-    notebook's).
+    Loads 30 000 training and 5 000 test rows (labels ±1, cover type 2 against the rest) and
+    asks for a test accuracy of at least :data:`MIN_ACCURACY`. ``seed`` picks the rows
+    (default: a fixed split other than the notebook's).
     """
     c = SelfCheck("hw6.q4", student_classify, forbid=SOLVERS)
     X_train, y_train, X_test, y_test = covertype_binary(
@@ -260,17 +257,14 @@ def q4(student_classify, *, seed=None):
     outcome = {}
 
     @c.test(
-        f"returns one ±1 label per test row within {BUDGET_S:.0f} seconds",
+        "returns one ±1 label per test row",
         "time the pieces: binning 35 000 rows with P = 50 grids takes seconds; CG needs only "
-        "tens of iterations. Predict with np.sign of the scores.",
+        "tens of iterations. The labels are the signs of the scores.",
     )
     def _():
-        start = time.perf_counter()
         labels = np.asarray(c.fn(X_train, y_train, X_test), dtype=float)
-        elapsed = time.perf_counter() - start
         assert labels.shape == y_test.shape, f"got shape {labels.shape}, expected {y_test.shape}"
         assert np.isin(labels, (-1.0, 1.0)).all(), "labels must be −1 or +1"
-        assert elapsed <= BUDGET_S, f"took {elapsed:.0f} s, more than {BUDGET_S:.0f} s"
         outcome["accuracy"] = float(np.mean(labels == y_test))
 
     @c.test(

@@ -1,13 +1,15 @@
 """Release student starters from the solution notebooks with nbgrader's own ``generate_assignment``.
 
-``python -m kernelcourse.homework release`` (``make homework``) copies every solution notebook of
-``book/homework/solutions/`` into the ``source/`` folder of a temporary nbgrader course and runs
-nbgrader's :class:`~nbgrader.converters.GenerateAssignment` on it. nbgrader's preprocessors do
-all the work of a release: ``LockCells`` (``deletable``/``editable`` flags), ``ClearSolutions``
-(``### BEGIN SOLUTION`` regions become ``# YOUR CODE HERE`` stubs, written answers
-``YOUR ANSWER HERE``), ``ClearOutput``, ``ClearHiddenTests`` (``### BEGIN HIDDEN TESTS`` regions
-are dropped), ``ComputeChecksums`` (so that ``nbgrader validate`` recognises an unanswered
-cell) and ``CheckCellMetadata``. The released notebook is then copied to ``book/homework/``.
+``python -m kernelcourse.book.homework_release`` (``make homework``) copies every solution
+notebook of ``book/homework/solutions/`` into the ``source/`` folder of a temporary nbgrader
+course and runs nbgrader's :class:`~nbgrader.converters.GenerateAssignment` on it. nbgrader's
+preprocessors do all the work of a release: ``LockCells`` (``deletable``/``editable`` flags),
+``ClearSolutions`` (``### BEGIN SOLUTION`` regions become ``# YOUR CODE HERE`` stubs, written
+answers ``YOUR ANSWER HERE``), ``ClearOutput``, ``ClearHiddenTests`` (``### BEGIN HIDDEN TESTS``
+regions are dropped), ``ComputeChecksums`` (so that ``nbgrader validate`` recognises an
+unanswered cell) and ``CheckCellMetadata``. The released notebook is then copied to
+``book/homework/``. The hidden tests that grade the students stay in the solution notebooks,
+which are not part of the installed package.
 
 One thing nbgrader does not do is added here. Starters are published in the book and run by
 strict nbval, which fails on any error except in cells tagged ``raises-exception``; the release
@@ -22,9 +24,11 @@ nbgrader is an optional dependency: ``pip install "kernelcourse[instructor]"``.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import pathlib
 import shutil
+import sys
 import tempfile
 
 __all__ = [
@@ -36,6 +40,7 @@ __all__ = [
     "tag_raising_cells",
     "release",
     "starter_name",
+    "main",
 ]
 
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
@@ -247,3 +252,34 @@ def release(source="book/homework/solutions", dest="book/homework", *, check=Fal
                     dest.mkdir(parents=True, exist_ok=True)
                     target.write_text(text, encoding="utf-8")
     return changed
+
+
+def main(argv=None):
+    """``python -m kernelcourse.book.homework_release [--check]``: write the starters."""
+    parser = argparse.ArgumentParser(
+        prog="python -m kernelcourse.book.homework_release",
+        description="Release homework: nbgrader generate_assignment on the solution notebooks.",
+    )
+    parser.add_argument("--source", default="book/homework/solutions", help="solution notebooks")
+    parser.add_argument("--dest", default="book/homework", help="folder for the starters")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit with status 1 if a starter differs from a fresh release",
+    )
+    args = parser.parse_args(argv)
+    try:
+        changed = release(args.source, args.dest, check=args.check)
+    except NbgraderMissing as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    verb = "out of date" if args.check else "written"
+    for path in changed:
+        print(f"{verb}: {path}")
+    if not changed:
+        print("starters are up to date")
+    return 1 if (args.check and changed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Self-checks for homework 9: random stumps as kitchen sinks and a box-constrained fit.
+
+A stump ψ(x; k, t) = sign(x_k − t) picks a coordinate k uniformly and a threshold t uniformly on
+[low, high]. The checks test the distribution of (k, t), that the features are the stumps of the
+returned parameters, and the optimality (KKT) conditions of the box-constrained least squares
+fit. None stores an expected value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from ._core import SelfCheck, close, fresh_rng
+
+__all__ = ["q1", "q2", "kkt_violation"]
+
+# Library routines that would solve the box-constrained problem in one call.
+SOLVERS = ("scipy.optimize", "sklearn")
+
+
+def kkt_violation(Z, y, alpha, C):
+    """max_j |clip(α_j − g_j, −C/q, C/q) − α_j|, g = Zᵀ(Zα − y)/n: zero exactly at the optimum."""
+    n, q = Z.shape
+    g = Z.T @ (Z @ alpha - y) / n
+    bound = C / q
+    return float(np.max(np.abs(np.clip(alpha - g, -bound, bound) - alpha)))
+
+
+def q1(student_stump_features, *, seed=None):
+    """Check ``stump_features(X, q, low, high, rng) -> (Z, coords, thresholds)``."""
+    rng = fresh_rng(seed)
+    c = SelfCheck("hw9.q1", student_stump_features)
+
+    @c.test(
+        "Z holds the stumps of the returned coordinates and thresholds, scaled by 1/√q",
+        "feature j compares one coordinate of x with one threshold; the scaling makes "
+        "z(x)ᵀz(x) = 1.",
+    )
+    def _():
+        X = rng.uniform(-1, 1, size=(30, 4))
+        Z, coords, thresholds = (np.asarray(a) for a in c.fn(X, 50, -1.0, 1.0, rng))
+        assert Z.shape == (30, 50), f"Z has shape {Z.shape}, expected (30, 50)"
+        assert coords.shape == (50,) and thresholds.shape == (50,), "one (k, t) per feature"
+        signs = np.where(X[:, coords.astype(int)] >= thresholds, 1.0, -1.0)
+        close(Z, signs / np.sqrt(50), atol=1e-12, what="Z")
+
+    @c.test(
+        "coordinates are uniform on {0, …, d − 1} and thresholds uniform on [low, high]",
+        "each feature draws its own coordinate and threshold, independently.",
+    )
+    def _():
+        d, low, high = 5, float(rng.uniform(-3, 0)), float(rng.uniform(1, 3))
+        _, coords, thresholds = c.fn(np.zeros((2, d)), 20_000, low, high, rng)
+        counts = np.bincount(np.asarray(coords, dtype=int), minlength=d)
+        assert len(counts) == d, "a coordinate outside 0, …, d − 1"
+        p_coords = stats.chisquare(counts).pvalue
+        p_thresh = stats.kstest(thresholds, stats.uniform(low, high - low).cdf).pvalue
+        assert p_coords > 1e-6, f"the coordinates are not uniform (χ² test p = {p_coords:.2g})"
+        assert p_thresh > 1e-6, f"the thresholds are not uniform (KS test p = {p_thresh:.2g})"
+
+    @c.test(
+        "draws from the generator it is given",
+        "draw from the rng argument, not from np.random or a new generator.",
+    )
+    def _():
+        X = rng.normal(size=(4, 3))
+        a = c.fn(X, 7, -1.0, 1.0, np.random.default_rng(5))
+        b = c.fn(X, 7, -1.0, 1.0, np.random.default_rng(5))
+        close(np.asarray(a[2]), np.asarray(b[2]), rtol=0, atol=0, what="equal seeds")
+
+    c.finish()
+
+
+def q2(student_box_least_squares, *, seed=None):
+    """Check ``box_least_squares(Z, y, C, tol) -> (alpha, n_iter)`` by its KKT conditions."""
+    rng = fresh_rng(seed)
+    c = SelfCheck("hw9.q2", student_box_least_squares, forbid=SOLVERS)
+    hint = (
+        "a projected gradient step moves against the gradient, then clips each α_j to the "
+        "box; stop when one more step with step size 1 would change α by at most tol."
+    )
+    for C in (0.5, 50.0):
+
+        @c.test(f"the returned α satisfies the KKT conditions (C = {C})", hint)
+        def _(C=C):
+            n, q = 120, 30
+            Z = np.where(rng.normal(size=(n, q)) > 0, 1.0, -1.0) / np.sqrt(q)
+            y = np.sign(rng.normal(size=n)) + 0.1 * rng.normal(size=n)
+            alpha, n_iter = c.fn(Z, y, C, 1e-9)
+            alpha = np.asarray(alpha, dtype=float)
+            assert alpha.shape == (q,), f"alpha has shape {alpha.shape}, expected ({q},)"
+            assert np.all(np.abs(alpha) <= C / q * (1 + 1e-12)), "α leaves the box"
+            assert int(n_iter) >= 1, "n_iter must count the iterations"
+            v = kkt_violation(Z, y, alpha, C)
+            assert v <= 1e-7, f"KKT violation {v:.2g} above 1e-7"
+
+    c.finish()
