@@ -426,12 +426,10 @@ class _BaseNystroemKRR(BaseEstimator):
             Yc = Yc * sw[:, None]
         n_eff = len(X) if sw is None else float(sw.sum())
         lam = float(self.lam)
-        # K_MM in float64 whatever the blocks' dtype: it costs O(M² d), nothing next to the
-        # passes over K_nM, and its jitter can then start at float64's M·ε·max K_ii instead
-        # of float32's, which at small λ would regularise float32 fits differently
-        KMM = finite_gram(self.kernel_, centers.astype(np.float64), name="the centres")
-        eps = float(np.finfo(np.dtype(self.dtype)).eps)  # the precision of the CG products
-        precond = solvers.FalkonPreconditioner(KMM, lam, n_eff, kind=self.preconditioner)
+        eps = float(np.finfo(np.dtype(self.dtype)).eps)
+        KMM = np.asarray(finite_gram(self.kernel_, centers, name="the centres"), np.float64)
+        # jitter of M·ε·max K_ii with ε of the blocks' dtype on K_MM, as FALKON does
+        precond = solvers.FalkonPreconditioner(KMM, lam, n_eff, kind=self.preconditioner, eps=eps)
         gram = None
         if self.precompute:
             # one pass: K_nMᵀ K_nM (M × M, O(n M²) flops), then CG touches no data
