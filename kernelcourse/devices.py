@@ -383,22 +383,24 @@ def nystroem_krr_fit(
     callback=None,
     progress=None,
 ):
-    r"""The data part of :meth:`NystroemKRR.fit` on X of any array library: centres, y mean,
-    and FALKON (:func:`kernelcourse.solvers.falkon_solve`) with :math:`K_{nM}` blocks computed
-    and consumed on X's device.
+    r"""The data part of :meth:`kernelcourse.scale.NystroemKRR.fit` on X of any array library.
+
+    Centres, y mean, and FALKON (:func:`kernelcourse.solvers.falkon_solve`) with
+    :math:`K_{nM}` blocks computed and consumed on X's device.
 
     Y is an (n, k) array of the preconditioner dtype on X's device; ``center_indices`` are
     rows of X (distinct, chosen on the host as on the numpy path). ``sample_weight`` (a
     positive numpy vector, or None) gives the weighted system
     :math:`(K_{nM}^T S K_{nM} + \lambda (\textstyle\sum s) K_{MM})\alpha = K_{nM}^T S
-    (y - \bar y_s)` of the numpy path. ``progress`` (a :class:`kernelcourse._progress.Progress`
+    (y - \bar y_s)` of the numpy path. ``progress`` (a ``kernelcourse._progress.Progress``
     or None) is asked for a line between blocks.
 
     Returns
     -------
     dict
         ``centers``, ``y_mean``, ``alpha`` (arrays on X's device) and ``result`` (the
-        :class:`~kernelcourse.solvers.FalkonResult`); the estimator keeps what it needs.
+        ``FalkonResult`` of :func:`~kernelcourse.solvers.falkon_solve`); the estimator keeps
+        what it needs.
 
     See Also
     --------

@@ -216,7 +216,7 @@ def block_cg(
 def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preconditioner=None):
     r"""Solve :math:`H x = b` for symmetric positive definite H given only ``matvec(v) = H v``.
 
-    :func:`block_cg` on numpy input, checked, with a
+    :func:`~kernelcourse.solvers.block_cg` on numpy input, checked, with a
     :class:`~sklearn.exceptions.ConvergenceWarning` naming the residual when ``tol`` is not
     reached (after ``max_iter`` iterations, or at a breakdown at round-off level, where the
     best iterate is returned).
@@ -252,7 +252,7 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
 
     See Also
     --------
-    block_cg
+    kernelcourse.solvers.block_cg
         The unchecked recursion, on any array library.
 
     Examples
