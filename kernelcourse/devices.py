@@ -8,7 +8,8 @@ array-api-strict inputs to the functions here, which compute with the input's ow
 its own device and return arrays of that library on that device. numpy inputs never come here:
 the estimators keep their numpy code, with its compiled cosine and threaded blocks.
 
-The formulas are the lectures', written once with the standard's operations; the few that the
+The formulas are those of the numpy path, written once with the standard's operations; the few that
+the
 standard lacks (Cholesky with a jitter, triangular solves, free device memory) come from the
 shim :mod:`kernelcourse._array_api`. Random draws (Ω, b, centres, landmarks) are made on the
 host with the estimator's ``random_state`` exactly as on the numpy path, so both paths give the
@@ -75,6 +76,28 @@ def gram_block(kernel, X, Y=None, *, xp=None):
     ------
     TypeError
         For a kernel without an array-API form (``exp(K)``, weighted kernels).
+
+    See Also
+    --------
+    kernelcourse.kernels.RBF
+        The numpy form of the kernels (any kernel object, on numpy arrays).
+    nystroem_krr_fit
+        The FALKON fit built on these blocks.
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> import numpy as np
+    >>> from kernelcourse.devices import gram_block
+    >>> from kernelcourse.kernels import RBF
+    >>> X = xp.asarray([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    >>> K = gram_block(RBF(gamma=0.5), X, xp=xp)
+    >>> print(K.shape, K.dtype)
+    (3, 3) array_api_strict.float64
+    >>> print(np.round(np.asarray(K), 3))
+    [[1.    0.607 0.135]
+     [0.607 1.    0.082]
+     [0.135 0.082 1.   ]]
     """
     xp = xp or aa.namespace_of(X) or np
     Z = X if Y is None else Y
@@ -360,22 +383,52 @@ def nystroem_krr_fit(
     callback=None,
     progress=None,
 ):
-    r"""The data part of :meth:`NystroemKRR.fit` on X of any array library: centres, y mean,
-    and FALKON (:func:`kernelcourse.solvers.falkon_solve`) with :math:`K_{nM}` blocks computed
-    and consumed on X's device.
+    r"""The data part of :meth:`kernelcourse.scale.NystroemKRR.fit` on X of any array library.
+
+    Centres, y mean, and FALKON (:func:`kernelcourse.solvers.falkon_solve`) with
+    :math:`K_{nM}` blocks computed and consumed on X's device.
 
     Y is an (n, k) array of the preconditioner dtype on X's device; ``center_indices`` are
     rows of X (distinct, chosen on the host as on the numpy path). ``sample_weight`` (a
     positive numpy vector, or None) gives the weighted system
     :math:`(K_{nM}^T S K_{nM} + \lambda (\textstyle\sum s) K_{MM})\alpha = K_{nM}^T S
-    (y - \bar y_s)` of the numpy path. ``progress`` (a :class:`kernelcourse._progress.Progress`
+    (y - \bar y_s)` of the numpy path. ``progress`` (a ``kernelcourse._progress.Progress``
     or None) is asked for a line between blocks.
 
     Returns
     -------
     dict
         ``centers``, ``y_mean``, ``alpha`` (arrays on X's device) and ``result`` (the
-        :class:`~kernelcourse.solvers.FalkonResult`); the estimator keeps what it needs.
+        ``FalkonResult`` of :func:`~kernelcourse.solvers.falkon_solve`); the estimator keeps
+        what it needs.
+
+    See Also
+    --------
+    kernelcourse.scale.NystroemKRR
+        The estimator that calls it for non-numpy inputs.
+    kernelcourse.solvers.falkon_solve
+        The preconditioned solve it runs.
+
+    References
+    ----------
+    A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
+    G. Meanti, L. Carratino, L. Rosasco, A. Rudi. Kernel methods through the roof: handling
+    billions of points efficiently. NeurIPS 2020. The algorithm:
+    :doc:`chapter 11 </book/11_scaling_up>`.
+
+    Examples
+    --------
+    >>> import array_api_strict as xp
+    >>> import numpy as np
+    >>> from kernelcourse.devices import nystroem_krr_fit
+    >>> from kernelcourse.kernels import RBF
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(200, 1))
+    >>> Y = np.sin(X)
+    >>> out = nystroem_krr_fit(RBF(gamma=1.0), xp.asarray(X), xp.asarray(Y), xp,
+    ...                        np.arange(0, 200, 5), lam=1e-3, dtype="float64")
+    >>> print(out["result"].cg.status, out["alpha"].shape, type(out["alpha"]).__name__)
+    converged (40, 1) Array
     """
     device = aa.device_of(X)
     pdtype = aa.max_float(xp, device)

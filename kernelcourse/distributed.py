@@ -3,8 +3,9 @@ r"""Beyond one machine: random-feature ridge and FALKON on ``dask.array`` inputs
 Both estimators need the data only through sums over rows, so each chunk of rows is processed
 where it lives (on a ``dask.distributed`` worker) and only small results travel:
 
-* :class:`DaskFeatureRidge` — ridge on an approximate feature map ψ (strategy ⑤ of lecture
-  000, the model of :class:`~kernelcourse.scale.StreamingFeatureRidge`). Each chunk
+* :class:`DaskFeatureRidge` — ridge on an approximate feature map ψ (strategy ⑤ of
+  :doc:`chapter 3 </book/03_kernel_trick_six_ways>`, the model of
+  :class:`~kernelcourse.scale.StreamingFeatureRidge`). Each chunk
   contributes :math:`[Z\;1]^T[Z\;1\;Y]` with :math:`Z = \psi(X_{\text{chunk}})`, a
   (D + 1) × (D + 1 + k) matrix; a tree reduction adds them, and the D × D solve runs on the
   client.
@@ -128,9 +129,37 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     n_samples_seen_ : int
     n_features_in_ : int
 
+    See Also
+    --------
+    kernelcourse.ridge.FeatureRidge
+        The same model on an in-memory array.
+    kernelcourse.scale.StreamingFeatureRidge
+        The same model, streamed block by block on one machine.
+    DaskNystroemKRR
+        Nyström kernel ridge regression by FALKON on a ``dask.array``.
+
     References
     ----------
-    Lecture 000 (strategy ⑤: approximate features on the fly); Rahimi and Recht (2007).
+    A. Rahimi and B. Recht, "Random features for large-scale kernel machines", NIPS 2007.
+    Strategy ⑤ (approximate features on the fly): :doc:`chapter 3 </book/03_kernel_trick_six_ways>`
+    and :doc:`chapter 11 </book/11_scaling_up>`.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from kernelcourse.distributed import DaskFeatureRidge
+    >>> from kernelcourse.features import RandomFourierFeatures
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(500, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=500)
+    >>> Xd, yd = da.from_array(X, chunks=(100, 1)), da.from_array(y, chunks=100)
+    >>> rff = RandomFourierFeatures(gamma=1.0, n_components=100, random_state=0)
+    >>> model = DaskFeatureRidge(rff, lam=1e-3, fit_intercept=True).fit(Xd, yd)
+    >>> print(model.n_samples_seen_)
+    500
+    >>> print(model.predict(Xd[:3]).compute().round(1), np.sin(X[:3, 0]).round(1))
+    [ 0.7 -1.  -0.4] [ 0.7 -1.  -0.4]
     """
 
     def __init__(self, features=None, *, lam=1.0, fit_intercept=False, random_state=None):
@@ -205,6 +234,39 @@ class DaskNystroemKRR(NystroemKRR):
     Attributes
     ----------
     As :class:`~kernelcourse.scale.NystroemKRR`, as numpy arrays.
+
+    See Also
+    --------
+    kernelcourse.scale.NystroemKRR
+        The same model on an in-memory array.
+    DaskFeatureRidge
+        Ridge on random features on a ``dask.array``.
+
+    References
+    ----------
+    A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
+    G. Meanti, L. Carratino, L. Rosasco, A. Rudi. Kernel methods through the roof: handling
+    billions of points efficiently. NeurIPS 2020. The algorithm:
+    :doc:`chapter 11 </book/11_scaling_up>`.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from dask.distributed import Client, LocalCluster
+    >>> from kernelcourse.distributed import DaskNystroemKRR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(500, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=500)
+    >>> cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+    ...                        dashboard_address=None)
+    >>> client = Client(cluster)
+    >>> Xd = da.from_array(X, chunks=(100, 1)).persist()
+    >>> yd = da.from_array(y, chunks=100).persist()
+    >>> krr = DaskNystroemKRR(gamma=1.0, lam=1e-4, n_components=50, random_state=0).fit(Xd, yd)
+    >>> print(np.asarray(krr.predict(Xd[:3])).round(1), np.sin(X[:3, 0]).round(1))
+    [ 0.7 -1.  -0.4] [ 0.7 -1.  -0.4]
+    >>> client.close(); cluster.close()
     """
 
     def fit(self, X, y):

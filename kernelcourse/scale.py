@@ -1,6 +1,7 @@
 r"""Kernel ridge regression when the n × n Gram matrix does not fit: Nyström + FALKON, streaming.
 
-Lecture 002 puts the problem in one line: at :math:`n = 10^6` the kernel matrix alone takes
+Exact kernel ridge regression does not scale (:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`,
+:doc:`chapter 11 </book/11_scaling_up>`): at :math:`n = 10^6` the kernel matrix alone takes
 :math:`8 n^2` bytes = 8 TB, and the direct solve :math:`\alpha = (\mathbf K + \lambda I)^{-1} y`
 costs :math:`O(n^3)`. This module holds two ways around it.
 
@@ -20,8 +21,9 @@ costs :math:`O(n^3)`. This module holds two ways around it.
   :math:`K_{nM}` whose size is capped in megabytes; the n × n (or even n × M) matrix is never
   stored. Memory: O(M² + block); time: O(n M d) per iteration.
 
-* :class:`StreamingFeatureRidge` is strategy ⑤ of lecture 000 applied to ridge regression: a
-  fixed approximate feature map ψ (random Fourier features, Nyström, ...) is applied to one block of
+* :class:`StreamingFeatureRidge` is strategy ⑤ of :doc:`chapter 3 </book/03_kernel_trick_six_ways>`
+  (approximate features on the fly, Rahimi & Recht 2007) applied to ridge regression: a fixed
+  approximate feature map ψ (random Fourier features, Nyström, ...) is applied to one block of
   rows at a time, and only :math:`Z^T Z` (D × D) and :math:`Z^T y` are kept, so ``partial_fit``
   can stream a data set larger than memory.
 """
@@ -84,6 +86,17 @@ class ProgressPrinter:
 
     Pass it as ``callback=ProgressPrinter()`` or set ``verbose=True`` on the estimator. It is called
     as ``callback(iteration, alpha, residual)`` after every conjugate-gradient step.
+
+    See Also
+    --------
+    NystroemKRR
+        Whose ``verbose=True`` uses it.
+
+    Examples
+    --------
+    >>> from kernelcourse.scale import ProgressPrinter
+    >>> ProgressPrinter()(3, None, 1.5e-4)
+    iteration   3  relative residual 1.500e-04  elapsed 0.0 s
     """
 
     def __init__(self, file=None, every=1):
@@ -133,7 +146,15 @@ def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
     r"""Memory (bytes) and time (seconds) of exact kernel ridge regression on n points.
 
     Storing :math:`\mathbf K` takes :math:`\text{itemsize}\cdot n^2` bytes (8 TB at n = 10⁶ in
-    float64, lecture 002) and a Cholesky solve takes :math:`n^3/3` floating-point operations.
+    float64; :doc:`chapter 11 </book/11_scaling_up>`) and a Cholesky solve takes :math:`n^3/3`
+    floating-point operations.
+
+    Examples
+    --------
+    >>> from kernelcourse.scale import exact_krr_cost
+    >>> memory, seconds = exact_krr_cost(10**6)
+    >>> print(f"{memory / 1e12:.0f} TB, {seconds / 3600:.0f} hours at 10 GFLOP/s")
+    8 TB, 9259 hours at 10 GFLOP/s
     """
     arr = np.asarray(n)
     if arr.dtype.kind not in "iuf":
@@ -495,7 +516,7 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     :math:`(K_{nM}^T K_{nM} + \lambda n K_{MM})\alpha = K_{nM}^T (y - \bar y)`
     without forming an n × n matrix (module docstring). With ``n_components = n`` and full
     convergence this is exact kernel ridge regression :math:`\alpha = (\mathbf K + \lambda n I)^{-1}
-    (y - \bar y)` of lecture 002.
+    (y - \bar y)` (:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`; Williams & Seeger 2001).
 
     Parameters
     ----------
@@ -556,6 +577,19 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     kernel_ : Kernel
     n_features_in_ : int
 
+    See Also
+    --------
+    NystroemKRRClassifier
+        The same solver for classification (one-vs-rest on ±1 codes).
+    kernelcourse.distributed.DaskNystroemKRR
+        The same model fitted on a ``dask.array``.
+    kernelcourse.ridge.KernelRidge
+        Exact kernel ridge regression, O(n³).
+    kernelcourse.ridge.FeatureRidge
+        Ridge on explicit random features (Nyström or Fourier), solved directly.
+    StreamingFeatureRidge
+        Ridge on random features, block by block.
+
     Notes
     -----
     With ``sklearn.set_config(array_api_dispatch=True)``, PyTorch (CPU or CUDA), CuPy or
@@ -570,6 +604,21 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
     G. Meanti, L. Carratino, L. Rosasco, A. Rudi. Kernel methods through the roof: handling
     billions of points efficiently. NeurIPS 2020.
+    C. Williams and M. Seeger, "Using the Nyström method to speed up kernel machines", NIPS 2001.
+    The algorithm and its regime: :doc:`chapter 11 </book/11_scaling_up>`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.scale import NystroemKRR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(500, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=500)
+    >>> krr = NystroemKRR(gamma=1.0, lam=1e-4, n_components=50, random_state=0).fit(X, y)
+    >>> print(round(krr.score(X, y), 2))
+    0.98
+    >>> print(krr.predict(np.array([[0.0], [1.5]])).round(1))
+    [0.  1.]
     """
 
     def fit(self, X, y, sample_weight=None):
@@ -626,6 +675,30 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
     classes_ : ndarray
     dual_coef_ : ndarray of shape (M, n_classes) (one column for two classes)
     history_, n_iter_, centers_, kernel_ : as in :class:`NystroemKRR`.
+
+    See Also
+    --------
+    NystroemKRR
+        The regressor it runs once per class.
+    kernelcourse.svm.KernelSVC
+        The kernel SVM, solved exactly in the dual.
+
+    References
+    ----------
+    A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
+    :doc:`chapter 11 </book/11_scaling_up>`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.scale import NystroemKRRClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4).astype(int)
+    >>> clf = NystroemKRRClassifier(gamma=1.0, lam=1e-3, n_components=60, tol=1e-4,
+    ...                             random_state=0).fit(X, y)
+    >>> print(clf.classes_, round(clf.score(X, y), 2))
+    [0 1] 0.99
     """
 
     def fit(self, X, y, sample_weight=None):
@@ -754,6 +827,36 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     intercept_ : ndarray of shape (n_targets,) or float
     n_samples_seen_ : int
     n_features_in_ : int
+
+    See Also
+    --------
+    kernelcourse.ridge.FeatureRidge
+        The same model fitted on all rows at once.
+    kernelcourse.distributed.DaskFeatureRidge
+        The same model on a ``dask.array``, chunks processed on a cluster.
+    NystroemKRR
+        Nyström kernel ridge regression by FALKON, when n is large but M centres suffice.
+
+    References
+    ----------
+    A. Rahimi and B. Recht, "Random features for large-scale kernel machines", NIPS 2007.
+    Strategy ⑤ (approximate features on the fly): :doc:`chapter 3 </book/03_kernel_trick_six_ways>`
+    and :doc:`chapter 11 </book/11_scaling_up>`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import RandomFourierFeatures
+    >>> from kernelcourse.scale import StreamingFeatureRidge
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(500, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=500)
+    >>> rff = RandomFourierFeatures(gamma=1.0, n_components=100, random_state=0)
+    >>> model = StreamingFeatureRidge(rff, lam=1e-3, fit_intercept=True)
+    >>> for start in range(0, 500, 100):  # one block of rows at a time
+    ...     _ = model.partial_fit(X[start:start + 100], y[start:start + 100])
+    >>> print(model.n_samples_seen_, round(model.score(X, y), 2))
+    500 0.98
     """
 
     _parameter_constraints = {

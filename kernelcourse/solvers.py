@@ -128,6 +128,26 @@ def block_cg(
     Returns
     -------
     CGResult
+
+    See Also
+    --------
+    conjugate_gradient
+        The same recursion on numpy input, checked, with a warning when ``tol`` is missed.
+    falkon_solve
+        CG on the FALKON-preconditioned Nyström system.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.solvers import block_cg
+    >>> H = np.array([[4.0, 1.0], [1.0, 3.0]])
+    >>> B = np.array([[1.0, 0.0], [2.0, 1.0]])  # two right-hand sides, one product each step
+    >>> result = block_cg(lambda P: H @ P, B, tol=1e-10)
+    >>> print(result.status, result.n_iter)
+    converged 2
+    >>> print(result.x.round(4))
+    [[ 0.0909 -0.0909]
+     [ 0.6364  0.3636]]
     """
     xp = _xp(xp)
     eps = float(xp.finfo(B.dtype).eps) if eps is None else float(eps)
@@ -196,7 +216,7 @@ def block_cg(
 def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preconditioner=None):
     r"""Solve :math:`H x = b` for symmetric positive definite H given only ``matvec(v) = H v``.
 
-    :func:`block_cg` on numpy input, checked, with a
+    :func:`~kernelcourse.solvers.block_cg` on numpy input, checked, with a
     :class:`~sklearn.exceptions.ConvergenceWarning` naming the residual when ``tol`` is not
     reached (after ``max_iter`` iterations, or at a breakdown at round-off level, where the
     best iterate is returned).
@@ -229,6 +249,20 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
         ``matvec`` returns the wrong shape, NaN or infinity.
     NotPositiveDefiniteError
         If a search direction shows H is clearly not positive definite.
+
+    See Also
+    --------
+    kernelcourse.solvers.block_cg
+        The unchecked recursion, on any array library.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.solvers import conjugate_gradient
+    >>> H = np.array([[4.0, 1.0], [1.0, 3.0]])
+    >>> x, history = conjugate_gradient(lambda v: H @ v, np.array([1.0, 2.0]), tol=1e-10)
+    >>> print(x.round(4), len(history) - 1)
+    [0.0909 0.6364] 2
     """
     if not callable(matvec):
         raise TypeError(f"matvec must be a callable returning H @ V, got {matvec!r}.")
@@ -342,6 +376,20 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     NotPositiveDefiniteError
         When no shift up to :math:`100^{\text{max\_tries}-1}` times the first works; the
         message names ``name``.
+
+    See Also
+    --------
+    FalkonPreconditioner
+        Factors :math:`K_{MM}` and :math:`TT^T/M + \lambda I` with it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.solvers import cholesky_jitter
+    >>> A = np.ones((3, 3))  # rank one: no Cholesky factor without a shift
+    >>> T, shift = cholesky_jitter(A.copy())
+    >>> print(shift > 0, np.allclose(T.T @ T, A + shift * np.eye(3)))
+    True True
     """
     xp = _xp(xp)
     M = A.shape[0]
@@ -390,6 +438,28 @@ class FalkonPreconditioner:
     ----------
     shift : float
         The jitter that was added to K_MM.
+
+    See Also
+    --------
+    falkon_solve
+        Conjugate gradients on the system it preconditions.
+    kernelcourse.scale.NystroemKRR
+        The estimator that builds it.
+
+    References
+    ----------
+    A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
+    :doc:`chapter 11 </book/11_scaling_up>`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF
+    >>> from kernelcourse.solvers import FalkonPreconditioner
+    >>> C = np.random.default_rng(0).uniform(-3, 3, size=(40, 1))  # M = 40 centres
+    >>> B = FalkonPreconditioner(RBF(gamma=1.0)(C, C), lam=1e-3, n=200)
+    >>> print(B.M, B.apply(np.eye(40)).shape)
+    40 (40, 40)
     """
 
     def __init__(self, KMM, lam, n, *, xp=None, kind="falkon", eps=None):
@@ -478,6 +548,41 @@ def falkon_solve(
     Returns
     -------
     FalkonResult
+
+    See Also
+    --------
+    FalkonPreconditioner
+        The preconditioner B.
+    block_cg
+        The conjugate gradients it runs.
+    kernelcourse.scale.NystroemKRR
+        The estimator around it.
+
+    References
+    ----------
+    A. Rudi, L. Carratino, L. Rosasco. FALKON: An Optimal Large Scale Kernel Method. NeurIPS 2017.
+    G. Meanti, L. Carratino, L. Rosasco, A. Rudi. Kernel methods through the roof: handling
+    billions of points efficiently. NeurIPS 2020. The algorithm:
+    :doc:`chapter 11 </book/11_scaling_up>`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF
+    >>> from kernelcourse.solvers import FalkonPreconditioner, falkon_solve
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(200, 1))
+    >>> y = np.sin(X[:, 0])
+    >>> k, C, lam, n = RBF(gamma=1.0), X[::5], 1e-3, 200  # M = 40 centres
+    >>> KnM = k(X, C)
+    >>> B = FalkonPreconditioner(k(C, C), lam, n)
+    >>> res = falkon_solve(B, lambda V: KnM.T @ (KnM @ V), KnM.T @ (y - y.mean())[:, None],
+    ...                    lam, n)
+    >>> print(res.cg.status, res.residual < 1e-6)
+    converged True
+    >>> f = k(np.array([[0.0], [1.5]]), C) @ res.alpha[:, 0] + y.mean()
+    >>> print(f.round(2))
+    [0.   0.99]
     """
     xp = _xp(xp)
     B = preconditioner

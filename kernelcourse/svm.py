@@ -1,7 +1,8 @@
 r"""Support vector machines: the kernel dual solved by SMO, and the primal on explicit features.
 
-Kernel SVM (lecture 003, Lecture V.1; lecture 002). With labels :math:`y_i \in \{-1, +1\}`,
-Gram matrix :math:`\mathbf K_{ij} = K(x_i, x_j)` and :math:`G = [y_i y_j K(x_i, x_j)]`, the
+Kernel SVM (Cortes & Vapnik 1995; :doc:`chapter 8 </book/08_svm_dual_and_primal>`). With labels
+:math:`y_i \in \{-1, +1\}`, Gram matrix :math:`\mathbf K_{ij} = K(x_i, x_j)` and
+:math:`G = [y_i y_j K(x_i, x_j)]`, the
 soft-margin dual is
 
 .. math::
@@ -11,17 +12,20 @@ soft-margin dual is
 
 and, by the representer theorem, the classifier is
 :math:`f(x) = \sum_i \alpha_i y_i K(x_i, x) + b`. Only the support vectors (α_i > 0) enter the
-sum, which is why the solution is sparse (lecture 002).
+sum, which is why the solution is sparse (the representer theorem:
+:doc:`chapter 2 </book/02_building_an_rkhs>`).
 
 :class:`KernelSVC` solves the dual with sequential minimal optimisation: each step moves two
 coordinates along the equality constraint, the pair being chosen by the second-order rule of
-Fan, Chen & Lin (2005), as LIBSVM does. Chapter 8 writes that solver from scratch; the package
-extends it as the fast solvers do (ThunderSVM, oneDAL): SMO runs in cache on working sets of a
+Fan, Chen & Lin (2005), as LIBSVM does. :doc:`chapter 8 </book/08_svm_dual_and_primal>` writes that
+solver from scratch; the package extends it as the fast solvers do (ThunderSVM, oneDAL): SMO runs in
+cache on working sets of a
 few hundred variables whose kernel rows come from one blocked product, with LIBSVM's kernel-row
 cache and shrinking (:func:`smo_solve`). :class:`PrimalSVC` solves
 :math:`\min_{w,b} \tfrac12\|w\|^2 + C\sum_i \ell(y_i(w^T z_i + b))` on explicit features
-:math:`z_i`; after a random Fourier feature map it is lecture 003's five-step algorithm
-(Lecture VI-2).
+:math:`z_i`; after a random Fourier feature map it is the random-features SVM of Rahimi &
+Recht (2007) (:doc:`chapter 7 </book/07_random_kitchen_sinks>`,
+:doc:`chapter 8 </book/08_svm_dual_and_primal>`).
 """
 
 from __future__ import annotations
@@ -423,12 +427,31 @@ def smo_solve(
     -------
     SMOResult
 
+    See Also
+    --------
+    KernelSVC
+        The estimator built on it.
+    SMOResult
+        What it returns.
+
     References
     ----------
     Fan, Chen & Lin, "Working set selection using second order information for training
     support vector machines", JMLR 6 (2005). Joachims, "Making large-scale SVM learning
     practical" (1999) for shrinking. Wen, Shi, Li, He & Chen, "ThunderSVM: a fast SVM
     library on GPUs and CPUs", JMLR 19 (2018).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.kernels import RBF
+    >>> from kernelcourse.svm import smo_solve
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4, 1.0, -1.0)
+    >>> result = smo_solve(RBF(gamma=1.0)(X), y, 1.0)
+    >>> print(result.converged, round(result.dual_objective, 1))
+    True 53.0
     """
     if isinstance(gram, np.ndarray):
         if gram.ndim != 2 or gram.shape[0] != gram.shape[1]:
@@ -669,7 +692,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     Solves :math:`\max_\alpha \mathbf 1^T\alpha - \frac12\alpha^T G\alpha` subject to
     :math:`0 \le \alpha_i \le C` and :math:`\sum_i y_i\alpha_i = 0`, with
-    :math:`G_{ij} = y_i y_j K(x_i, x_j)` (lecture 003, kernel SVM), by SMO with the
+    :math:`G_{ij} = y_i y_j K(x_i, x_j)` (:doc:`chapter 8 </book/08_svm_dual_and_primal>`), by SMO
+    with the
     second-order pair selection of Fan, Chen & Lin (2005) and LIBSVM's KKT stopping rule,
     extended for large n to working sets of 512 variables solved in cache, their kernel
     rows computed in one blocked product (see :func:`smo_solve`). The decision function is
@@ -750,6 +774,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         SMO steps per binary problem.
     n_features_in_ : int
 
+    See Also
+    --------
+    smo_solve
+        The solver, on a precomputed Gram matrix.
+    PrimalSVC
+        The primal on explicit (random) features, linear in n.
+    kernelcourse.scale.NystroemKRRClassifier
+        Squared loss instead of the hinge, on M Nyström centres.
+
     Notes
     -----
     Deliberate differences from scikit-learn's ``SVC``:
@@ -768,7 +801,22 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     Fan, Chen & Lin, "Working set selection using second order information for training
     support vector machines", JMLR 6 (2005). Chang & Lin, "LIBSVM", ACM TIST (2011).
     Wen, Shi, Li, He & Chen, "ThunderSVM: a fast SVM library on GPUs and CPUs", JMLR 19
-    (2018). Lecture 003 (kernel SVM dual, representer theorem); lecture 002 (sparsity of α).
+    (2018). Platt, "Fast training of support vector machines using sequential minimal
+    optimization" (1998). Keerthi, Shevade, Bhattacharyya & Murthy, "Improvements to Platt's
+    SMO algorithm for SVM classifier design", Neural Computation 13 (2001). Joachims, "Making
+    large-scale SVM learning practical" (1999). The dual, SMO and the sparsity of α:
+    :doc:`chapter 8 </book/08_svm_dual_and_primal>`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.svm import KernelSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4).astype(int)
+    >>> svc = KernelSVC(gamma=1.0, C=1.0).fit(X, y)
+    >>> print(round(svc.score(X, y), 2))
+    0.99
     """
 
     _parameter_constraints = {
@@ -987,9 +1035,10 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
     Minimises :math:`\frac12\|\tilde w\|^2 + C\sum_i s_i\,\ell(y_i \tilde w^T \tilde z_i)` with
     :math:`\ell(m) = \max(0, 1-m)` ("hinge") or :math:`\max(0, 1-m)^2` ("squared_hinge"),
     where :math:`\tilde z_i = [z_i; c]` appends the constant c = ``intercept_scaling``, so
-    the bias :math:`b = c\,\tilde w_{D+1}` is penalised lightly as in LIBLINEAR (lecture 003,
-    primal SVM of dimension D). Composed after
-    :class:`kernelcourse.features.RandomFourierFeatures` this is lecture 003's algorithm:
+    the bias :math:`b = c\,\tilde w_{D+1}` is penalised lightly as in LIBLINEAR (Hsieh et al. 2008;
+    :doc:`chapter 8 </book/08_svm_dual_and_primal>`). Composed after
+    :class:`kernelcourse.features.RandomFourierFeatures` this is the algorithm of Rahimi & Recht
+    (2007):
     sample Ω and b, map :math:`\tilde\phi(x) = \sqrt{2/D}\cos(\Omega x + b)`, solve the primal.
 
     Solvers: "squared_hinge" is smooth, solved by Newton's method with conjugate-gradient
@@ -1040,12 +1089,35 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         Largest number of iterations over the binary problems.
     n_features_in_ : int
 
+    See Also
+    --------
+    KernelSVC
+        The same classifier in the kernel dual, exact.
+    kernelcourse.features.RandomFourierFeatures
+        The feature map that makes it a kernel SVM.
+
     References
     ----------
     Rahimi & Recht, "Random features for large-scale kernel machines", NIPS (2007).
     Hsieh, Chang, Lin, Keerthi & Sundararajan, "A dual coordinate descent method for
     large-scale linear SVM", ICML (2008). Keerthi & DeCoste, "A modified finite Newton method
-    for fast solution of large scale linear SVMs", JMLR 6 (2005). Lecture 003, Lecture VI-2.
+    for fast solution of large scale linear SVMs", JMLR 6 (2005). Random features against
+    the kernel dual: :doc:`chapter 7 </book/07_random_kitchen_sinks>` and
+    :doc:`chapter 8 </book/08_svm_dual_and_primal>`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from kernelcourse.features import RandomFourierFeatures
+    >>> from kernelcourse.svm import PrimalSVC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4).astype(int)
+    >>> model = make_pipeline(RandomFourierFeatures(gamma=1.0, n_components=200, random_state=0),
+    ...                       PrimalSVC(C=1.0, random_state=0)).fit(X, y)
+    >>> print(round(model.score(X, y), 2))
+    0.99
     """
 
     _parameter_constraints = {

@@ -1,7 +1,8 @@
 """The stored full-size benchmark records, as the book's appendix shows them.
 
 ``python -m benchmarks scale`` (Rahimi & Recht's Forest row), ``python -m benchmarks
-lecture004`` (lecture 004's study at the lecture's sizes) and ``python -m benchmarks gpu`` write
+lecture004`` (the Nyström against random features study at full size) and ``python -m benchmarks
+gpu`` write
 JSON records that ship with the package (:func:`kernelcourse.datasets.load_benchmark` reads
 them). The functions here turn a record into the :class:`~kernelcourse.book.report.Table` the
 page prints, so the page holds prose and figures and no parsing.

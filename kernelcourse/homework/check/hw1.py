@@ -1,4 +1,7 @@
-"""Self-checks for homework 1: PSD Gram matrices and the construction rules (lecture 000)."""
+"""Self-checks for homework 1: PSD Gram matrices and the construction rules.
+
+Schölkopf & Smola (2002); :doc:`chapter 1 </book/01_kernels_and_feature_maps>`.
+"""
 
 from __future__ import annotations
 

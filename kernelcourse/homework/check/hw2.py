@@ -1,4 +1,5 @@
-"""Self-checks for homework 2: ridge, kernel ridge and the push-through identity (lecture 001).
+"""Self-checks for homework 2: ridge, kernel ridge and the push-through identity
+(:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`).
 
 Every check tests an optimality condition or an identity, not a stored answer: the ridge
 weights make the gradient of the MAP objective vanish, and kernel ridge predictions are linear

@@ -1,4 +1,7 @@
-"""Self-checks for homework 3: Bochner's theorem and random Fourier features (lectures 000, 001)."""
+"""Self-checks for homework 3: Bochner's theorem and random Fourier features.
+
+Rahimi & Recht (2007); :doc:`chapter 5 </book/05_bochner_random_fourier_features>`.
+"""
 
 from __future__ import annotations
 

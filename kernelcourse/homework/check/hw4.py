@@ -1,4 +1,5 @@
-"""Self-checks for homework 4: the SVM dual and SMO (lecture 003).
+"""Self-checks for homework 4: the SVM dual and SMO (Platt 1998; Fan, Chen & Lin
+2005; :doc:`chapter 8 </book/08_svm_dual_and_primal>`).
 
 The checks test optimality, not agreement with a solver: the SMO step must be the best feasible
 point on its line, the solver's α must satisfy the KKT conditions, and the intercept must put

@@ -1,4 +1,5 @@
-"""Self-checks for homework 5: Nyström against random Fourier features (lectures 000, 004).
+"""Self-checks for homework 5: Nyström against random Fourier features (Williams &
+Seeger 2001; Rahimi & Recht 2007; :doc:`chapter 9 </book/09_nystroem_vs_rff>`).
 
 The Nyström check uses the Eckart–Young theorem instead of a second implementation: on the
 landmarks themselves, Z Zᵀ must be the best rank-r approximation of K̂, whose spectral error is

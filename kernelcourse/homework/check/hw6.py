@@ -1,6 +1,7 @@
 """Self-checks for homework 6: random binning features on Covertype.
 
-Random binning (Rahimi & Recht 2007; lecture 004): P random grids with pitches δ ~ Gamma(2, 1/γ)
+Random binning (Rahimi & Recht 2007; :doc:`chapter 9 </book/09_nystroem_vs_rff>`): P random grids
+with pitches δ ~ Gamma(2, 1/γ)
 and shifts u ~ U[0, δ) per axis; z(x) is the one-hot code of the cells x falls in, scaled by
 1/√P, so z(x)ᵀz(y) is the fraction of grids in which x and y share a cell, an unbiased estimate
 of the Laplacian kernel exp(−γ‖x − y‖₁). The checks test distributions, the sharing property,

@@ -1,6 +1,8 @@
-"""Self-checks for homework 7: training out of core, one chunk of rows at a time (lecture 000).
+"""Self-checks for homework 7: training out of core, one chunk of rows at a time
+(:doc:`chapter 11 </book/11_scaling_up>`).
 
-Strategy ⑤ of lecture 000 computes the approximate features ψ(x) on the fly; when the data do
+Strategy ⑤ of :doc:`chapter 3 </book/03_kernel_trick_six_ways>` computes the approximate features
+ψ(x) on the fly; when the data do
 not fit in memory they arrive as a stream of chunks read from disk, each seen once per pass.
 Two trainers fit that pattern: SGD on w, which keeps only w (D numbers), and ridge regression
 from the sufficient statistics ZᵀZ and Zᵀy (D² numbers), which gives the exact ridge solution
