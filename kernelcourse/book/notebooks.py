@@ -47,8 +47,9 @@ _KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python
 def is_homework_starter(path):
     """Whether ``path`` is a released homework starter (``book/homework/*.ipynb``).
 
-    Starters are written with cleared outputs by ``python -m kernelcourse.book.homework_release`` from
-    the solutions in ``book/homework/solutions/``; executing them in place would store outputs.
+    Starters are written with cleared outputs by ``python -m kernelcourse.book.homework_release``
+    from the solutions in ``book/homework/solutions/``; executing them in place would store
+    outputs.
     """
     return pathlib.Path(path).parent.name == "homework"
 
