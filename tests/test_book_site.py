@@ -577,13 +577,16 @@ SEARCH = r"""
     await wait();
   }
   const items = () => [...document.querySelectorAll("#search-results ul.search > li")];
-  while (items().some(li => !li.querySelector("p.context")) && Date.now() - t0 < 30000)
+  // a page hit gets its summary (p.context) when the page has loaded; an API object hit
+  // ("NystroemKRR (Python class, in kernelcourse.scale)") carries its description in a span
+  const summary = li => li.querySelector("p.context") || li.querySelector(":scope > span");
+  while (items().some(li => !summary(li)) && Date.now() - t0 < 30000)
     await wait();
   return {
     status: status(),
     hits: items().map(li => ({
       href: li.querySelector("a").getAttribute("href"),
-      summary: (li.querySelector("p.context") || {}).textContent || "",
+      summary: (summary(li) || {}).textContent || "",
     })),
   };
 })()
