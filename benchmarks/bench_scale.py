@@ -104,6 +104,22 @@ FULL = {
         "chunk_size": 10_000,
         "shuffle_buffer": 200_000,
     },
+    # 7 classes: the binary task's γ_k scaled as a whole, λ, then P (the one-vs-rest targets
+    # share the cell indices and each CG pass)
+    "binning_multiclass_grid": {
+        "gamma_scale": [0.5, 1.0, 2.0],
+        "lam": [0.01, 0.03, 0.1],
+        "stage1_n_grids": 50,
+        "n_grids": [50, 100],
+    },
+    "trees": {
+        # forests grow by warm start: each size is validated on the way to the largest
+        "forest_sizes": [25, 50, 100, 200],
+        # gradient boosting: (learning rate, leaves); the iterations are chosen along the fit
+        "hgb_grid": [[0.1, 63], [0.1, 255], [0.3, 255]],
+        "hgb_max_iter": {"binary": 800, "multiclass": 200},
+        "hgb_stage_step": 25,
+    },
 }
 SMOKE = {
     "binning_grid": {
@@ -129,6 +145,18 @@ SMOKE = {
         "chunk_size": 300,
         "shuffle_buffer": 0,
     },
+    "binning_multiclass_grid": {
+        "gamma_scale": [0.5, 1.0],
+        "lam": [0.1],
+        "stage1_n_grids": 10,
+        "n_grids": [10, 20],
+    },
+    "trees": {
+        "forest_sizes": [5, 10],
+        "hgb_grid": [[0.1, 15], [0.3, 15]],
+        "hgb_max_iter": {"binary": 40, "multiclass": 20},
+        "hgb_stage_step": 10,
+    },
 }
 METHODS = (
     "random_binning_ridge",
@@ -137,13 +165,21 @@ METHODS = (
     "rff_linear_svm",
     "sgd_out_of_core",
 )
+#: the models practitioners reach for on tabular data, run on the same split and budgets
+TREES = ("hist_gradient_boosting", "random_forest", "extra_trees")
+#: the methods of each task: the binary task is Rahimi & Recht's; the 7-class one is lecture
+#: 004's, on the full data
+TASKS = {"binary": METHODS + TREES, "multiclass": ("random_binning_ridge",) + TREES}
 
 
-def covertype_task():
-    """The R&R Forest task: class 2 (label 1) against the rest (label -1)."""
+def covertype_task(task="binary"):
+    """The R&R Forest task, class 2 (label 1) against the rest (label -1); or, for
+    ``task="multiclass"``, the seven cover types (labels 1 to 7) on the same split."""
     from kernelcourse.datasets import load_covertype
 
     b = load_covertype(n_train=None, n_test=N_TEST, random_state=SEED)
+    if task == "multiclass":
+        return b.X_train, b.y_train, b.X_test, b.y_test
     return (
         b.X_train,
         np.where(b.y_train == 2, 1, -1),
@@ -152,17 +188,23 @@ def covertype_task():
     )
 
 
-def synthetic_task(n=2400, d=6, seed=0):
-    """A small stand-in with the same shape of problem, for smoke runs."""
+def synthetic_task(n=2400, d=6, seed=0, task="binary"):
+    """A small stand-in with the same shape of problem, for smoke runs (three classes for
+    ``task="multiclass"``)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
-    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - 1 > 0, 1, -1)
+    f = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - 1
+    y = np.digitize(f, [-0.5, 0.5]) + 1 if task == "multiclass" else np.where(f > 0, 1, -1)
     cut = n // 5
     return X[cut:], y[cut:], X[:cut], y[:cut]
 
 
 def accuracy(pred, y):
-    return float(np.mean(np.sign(pred) == y))
+    """Share of correct labels; real-valued scores of the binary ridge count by their sign."""
+    pred = np.asarray(pred)
+    if pred.dtype.kind == "f":
+        pred = np.sign(pred)
+    return float(np.mean(pred == y))
 
 
 def _binning_model(gamma, n_grids, lam, tol, max_iter):
@@ -300,12 +342,195 @@ def validate_rff_gamma(X, y, settings, n_val):
     return {"grid": rows, "chosen": {"gamma": best["gamma"]}}
 
 
-def make_model(method, n_train, settings, choices):
+def _timed_fit(model, X, y):
+    """Fit; return the model, seconds and the tracemalloc peak of the fit."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    tracemalloc.start()
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    seconds = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return model, seconds, int(peak)
+
+
+def _affordable(rows, growth):
+    """The rows whose fit, scaled to the full training set, fits the time and memory budgets
+    with the margin of ``BUDGET_FRACTION_FOR_P``."""
+    return [
+        r
+        for r in rows
+        if r["seconds"] * growth <= BUDGET_FRACTION_FOR_P * BUDGET_S
+        and r.get("fit_peak_bytes", 0) * growth <= MEMORY_BUDGET - BASELINE_BYTES
+    ]
+
+
+def _multiclass_binning(gamma, n_grids, lam, tol, max_iter):
+    from kernelcourse.features import RandomBinningFeatures
+    from kernelcourse.ridge import FeatureRidgeClassifier
+
+    return FeatureRidgeClassifier(
+        RandomBinningFeatures(gamma=gamma, n_grids=n_grids, random_state=SEED),
+        lam=lam,
+        tol=tol,
+        max_iter=max_iter,
+    )
+
+
+def validate_binning_multiclass(X, y, settings, n_val, binary):
+    """The 7-class task's random binning: the binary task's bandwidths γ_k (``binary``, the
+    output of :func:`validate_binning`) scaled by one factor, and λ, at a cheap P; then the most
+    accurate P whose validation fit, scaled to the full training set, fits the budgets. The
+    seven one-vs-rest targets are solved together (``FeatureRidgeClassifier``)."""
+    Xf, yf, Xv, yv = X[:-n_val], y[:-n_val], X[-n_val:], y[-n_val:]
+    grid = settings["binning_multiclass_grid"]
+    base = np.asarray(binary["chosen"]["gamma"], dtype=float)
+    rows = []
+
+    def run(scale, lam, P, stage):
+        gamma = (scale * base).tolist()
+        model, seconds, peak = _timed_fit(
+            _multiclass_binning(gamma, P, lam, **settings["binning"]), Xf, yf
+        )
+        row = {
+            "stage": stage,
+            "gamma_scale": scale,
+            "lam": lam,
+            "n_grids": P,
+            "validation_accuracy": accuracy(model.predict(Xv), yv),
+            "seconds": seconds,
+            "fit_peak_bytes": peak,
+            "kept": False,
+        }
+        print(f"  validation {row}", flush=True)
+        rows.append(row)
+        return row
+
+    P1 = grid["stage1_n_grids"]
+    first = [run(sc, lam, P1, 1) for sc in grid["gamma_scale"] for lam in grid["lam"]]
+    best = max(first, key=lambda r: r["validation_accuracy"])
+    best["kept"] = True
+    scale, lam = best["gamma_scale"], best["lam"]
+    stage2 = [best] + [run(scale, lam, P, 2) for P in grid["n_grids"] if P != P1]
+    top = max(
+        _affordable(stage2, len(X) / len(Xf)) or stage2[:1], key=lambda r: r["validation_accuracy"]
+    )
+    top["kept"] = True
+    return {
+        "grid": rows,
+        "chosen": {"gamma": (scale * base).tolist(), "n_grids": top["n_grids"], "lam": lam},
+        "gamma_scale": scale,
+    }
+
+
+def _tree_model(method, **params):
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+    )
+
+    if method == "hist_gradient_boosting":
+        # a fixed number of iterations, chosen by validation: no internal early stopping
+        return HistGradientBoostingClassifier(early_stopping=False, random_state=SEED, **params)
+    cls = RandomForestClassifier if method == "random_forest" else ExtraTreesClassifier
+    return cls(n_jobs=-1, random_state=SEED, **params)
+
+
+def validate_trees(X, y, settings, n_val, task):
+    """A small validation of each tree model's main settings, on the held-out rows the kernel
+    methods use.
+
+    * Forests: the number of trees. One forest grows by warm start through
+      ``forest_sizes``; each size is validated on the way (a forest of 50 trees is the first
+      50 of the forest of 100).
+    * Gradient boosting: learning rate and leaves from ``hgb_grid``; for each, one fit of
+      ``hgb_max_iter`` iterations, validated every ``hgb_stage_step`` iterations along the way
+      (``staged_predict``), so that the number of iterations is chosen too.
+
+    Of each model's settings, the most accurate whose fit (scaled from the fitting part to
+    the full training set, and for boosting from the iterations fitted to those kept) fits
+    the time budget with the margin of ``BUDGET_FRACTION_FOR_P`` is kept, and for forests
+    whose trees fit the memory budget (measured as the growth of the resident memory: trees
+    are allocated outside tracemalloc's sight).
+    """
+    Xf, yf, Xv, yv = X[:-n_val], y[:-n_val], X[-n_val:], y[-n_val:]
+    t = settings["trees"]
+    growth = len(X) / len(Xf)
+    out = {}
+    for method in ("random_forest", "extra_trees"):
+        rows, model, elapsed = [], _tree_model(method, warm_start=True), 0.0
+        rss_before = current_rss()
+        for size in t["forest_sizes"]:
+            model.set_params(n_estimators=size)
+            start = time.perf_counter()
+            model.fit(Xf, yf)
+            elapsed += time.perf_counter() - start
+            row = {
+                "n_estimators": size,
+                "validation_accuracy": accuracy(model.predict(Xv), yv),
+                "seconds": elapsed,
+                # the trees' memory: what the process grew by while they were built
+                "fit_peak_bytes": max(0, current_rss() - rss_before),
+                "kept": False,
+            }
+            print(f"  validation {method} {row}", flush=True)
+            rows.append(row)
+            if elapsed * growth > BUDGET_S:  # larger forests cannot fit the budget
+                break
+        del model
+        top = max(_affordable(rows, growth) or rows[:1], key=lambda r: r["validation_accuracy"])
+        top["kept"] = True
+        out[method] = {"grid": rows, "chosen": {"n_estimators": top["n_estimators"]}}
+    rows = []
+    for lr, leaves in t["hgb_grid"]:
+        n_iter = t["hgb_max_iter"][task]
+        model = _tree_model(
+            "hist_gradient_boosting", learning_rate=lr, max_leaf_nodes=leaves, max_iter=n_iter
+        )
+        start = time.perf_counter()
+        model.fit(Xf, yf)
+        seconds = time.perf_counter() - start
+        for it, pred in enumerate(model.staged_predict(Xv), start=1):
+            if it % t["hgb_stage_step"] == 0 or it == model.n_iter_:
+                row = {
+                    "learning_rate": lr,
+                    "max_leaf_nodes": leaves,
+                    "max_iter": it,
+                    "validation_accuracy": accuracy(pred, yv),
+                    # the time of the first `it` iterations, in proportion
+                    "seconds": seconds * it / model.n_iter_,
+                    "kept": False,
+                }
+                rows.append(row)
+        print(f"  validation hist_gradient_boosting {rows[-1]}", flush=True)
+        del model
+    top = max(_affordable(rows, growth) or rows[:1], key=lambda r: r["validation_accuracy"])
+    top["kept"] = True
+    out["hist_gradient_boosting"] = {
+        "grid": rows,
+        "chosen": {k: top[k] for k in ("learning_rate", "max_leaf_nodes", "max_iter")},
+    }
+    return out
+
+
+def make_model(method, n_train, settings, choices, task="binary"):
     from kernelcourse.features import RandomFourierFeatures
     from kernelcourse.scale import NystroemKRRClassifier, StreamingFeatureRidge
     from kernelcourse.sgd import FeatureSGDClassifier
     from kernelcourse.svm import PrimalSVC
 
+    if method in TREES:
+        return _tree_model(method, **choices[f"trees_{task}"][method]["chosen"])
+    if task == "multiclass":
+        if method != "random_binning_ridge":
+            raise ValueError(f"no 7-class run of {method!r}")
+        return _multiclass_binning(**choices["binning_multiclass"]["chosen"], **settings["binning"])
     gamma = choices["rff"]["chosen"]["gamma"]
     if method == "random_binning_ridge":
         return _binning_model(**choices["binning"]["chosen"], **settings["binning"])
@@ -348,9 +573,9 @@ def _load():
     return os.getloadavg()[0]
 
 
-def evaluate(method, X_train, y_train, X_test, y_test, settings, choices):
+def evaluate(method, X_train, y_train, X_test, y_test, settings, choices, task="binary"):
     """Fit one in-memory model; time, tracemalloc peak and test accuracy."""
-    model = make_model(method, len(X_train), settings, choices)
+    model = make_model(method, len(X_train), settings, choices, task)
     load_before = _load()
     tracemalloc.start()
     start = time.perf_counter()
@@ -442,18 +667,29 @@ def peak_rss():
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
 
+def current_rss():
+    """Resident memory of this process now, in bytes (``VmRSS``)."""
+    try:
+        for line in pathlib.Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def _worker(argv):
-    """Subprocess entry: ``--worker METHOD CHOICES_JSON`` prints one JSON line."""
-    method, choices = argv[0], json.loads(argv[1])
+    """Subprocess entry: ``--worker TASK METHOD CHOICES_JSON`` prints one JSON line."""
+    task, method, choices = argv[0], argv[1], json.loads(argv[2])
     if method == "sgd_out_of_core":
         s = FULL["sgd"]
         train = _covertype_chunks("train", s["chunk_size"], s["shuffle_buffer"])
         out = evaluate_sgd((train, _covertype_chunks("test", s["chunk_size"])), FULL, choices)
         out["rss_after_loading_bytes"] = 0
     else:
-        data = covertype_task()
+        data = covertype_task(task)
         out_rss = peak_rss()
-        out = evaluate(method, *data, FULL, choices)
+        out = evaluate(method, *data, FULL, choices, task)
         out["rss_after_loading_bytes"] = int(out_rss)
     out["peak_rss_bytes"] = peak_rss()
     print(json.dumps(out), flush=True)
@@ -494,19 +730,83 @@ def _save(record, path):
     path.write_text(json.dumps(record, indent=2) + "\n")
 
 
-def full_run(path=RESULTS, methods=METHODS):
-    """Validate, then run ``methods``; runs of other methods already in ``path`` are kept."""
-    X_train, y_train, X_test, y_test = covertype_task()
+def _validate(record, task, same, X_train, y_train, path):
+    """Run the validations of ``task`` that the record lacks (or whose grid changed)."""
+    v = record["validation"]
+    keys = {
+        "binning": ("binning_grid", "binning"),
+        "rff": ("rff_gamma_grid",),
+        "binning_multiclass": ("binning_multiclass_grid", "binning_grid", "binning"),
+        f"trees_{task}": ("trees",),
+    }
+    for key, grids in keys.items():
+        if any(same.get(g) != FULL[g] for g in grids):
+            v.pop(key, None)
+    steps = {
+        "binary": [
+            ("binning", lambda: validate_binning(X_train, y_train, FULL, N_VALIDATION)),
+            ("rff", lambda: validate_rff_gamma(X_train, y_train, FULL, N_VALIDATION)),
+        ],
+        "multiclass": [
+            (
+                "binning_multiclass",
+                lambda: validate_binning_multiclass(
+                    X_train, y_train, FULL, N_VALIDATION, v["binning"]
+                ),
+            ),
+        ],
+    }[task] + [
+        (f"trees_{task}", lambda: validate_trees(X_train, y_train, FULL, N_VALIDATION, task))
+    ]
+    for key, validate in steps:
+        if key not in v:
+            print(f"validating {key} ...", flush=True)
+            v[key] = validate()
+            _save(record, path)
+
+
+def _run_worker(task, method, validation):
+    """One method in a fresh subprocess; a fit that runs past three budgets is stopped and
+    recorded as out of time."""
+    try:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.bench_scale",
+                "--worker",
+                task,
+                method,
+                json.dumps(validation),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=pathlib.Path(__file__).parent.parent,
+            timeout=3 * BUDGET_S + 600,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"stopped after {3 * BUDGET_S + 600:.0f} s: out of the time budget"}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        return {"error": f"exit code {proc.returncode}: {proc.stderr.strip()[-500:]}"}
+    run = json.loads(lines[-1])
+    run["within_budget"] = bool(run["fit_s"] <= BUDGET_S and run["peak_rss_bytes"] <= MEMORY_BUDGET)
+    return run
+
+
+def full_run(path=RESULTS, tasks=TASKS):
+    """Validate, then run each task's methods (``tasks`` maps a task to the methods to run);
+    runs of other tasks and methods already in ``path`` are kept."""
     date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     old = json.loads(path.read_text()) if path.exists() else {}
     record = {
         "date": date,
         "machine": machine(),
         "data": {
-            "name": "UCI Covertype (complete), class 2 against the rest",
-            "n_train": len(X_train),
-            "n_test": len(X_test),
-            "n_features": X_train.shape[1],
+            "name": "UCI Covertype (complete): cover type 2 against the rest, and all 7 types",
+            "n_train": 522_910,
+            "n_test": N_TEST,
+            "n_features": len(COVTYPE_COLUMNS),
             "split": (
                 f"seeded random split of Rahimi & Recht's sizes (load_covertype, seed {SEED}); "
                 "10 numeric columns standardized with training statistics"
@@ -517,49 +817,27 @@ def full_run(path=RESULTS, methods=METHODS):
             "test_error_percent": RAHIMI_RECHT,
         },
         "budget_s": BUDGET_S,
+        "memory_budget_bytes": MEMORY_BUDGET,
         "settings": FULL,
         "validation": old.get("validation", {}),
-        "runs": [r for r in old.get("runs", []) if r.get("method") not in methods],
+        "runs": [
+            r
+            for r in old.get("runs", [])
+            if r.get("method") not in tasks.get(r.get("task", "binary"), ())
+        ],
     }
     same = old.get("settings", {})
-    if same.get("binning_grid") != FULL["binning_grid"] or same.get("binning") != FULL["binning"]:
-        record["validation"].pop("binning", None)
-    if same.get("rff_gamma_grid") != FULL["rff_gamma_grid"]:
-        record["validation"].pop("rff", None)
-    if "binning" not in record["validation"]:
-        print("validating random binning ...", flush=True)
-        record["validation"]["binning"] = validate_binning(X_train, y_train, FULL, N_VALIDATION)
-        _save(record, path)
-    if "rff" not in record["validation"]:
-        print("validating the Gaussian γ ...", flush=True)
-        record["validation"]["rff"] = validate_rff_gamma(X_train, y_train, FULL, N_VALIDATION)
-        _save(record, path)
-    del X_train, y_train, X_test, y_test
-    for method in methods:
-        print(f"{method} ...", flush=True)
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "benchmarks.bench_scale",
-                "--worker",
-                method,
-                json.dumps(record["validation"]),
-            ],
-            capture_output=True,
-            text=True,
-            cwd=pathlib.Path(__file__).parent.parent,
-        )
-        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-        run = (
-            json.loads(lines[-1])
-            if lines
-            else {"error": f"exit code {proc.returncode}: {proc.stderr.strip()[-500:]}"}
-        )
-        run.update(task="binary", method=method, date=date)
-        print(json.dumps(run), flush=True)
-        record["runs"].append(run)
-        _save(record, path)
+    for task, methods in tasks.items():
+        X_train, y_train, _, _ = covertype_task(task)
+        _validate(record, task, same, X_train, y_train, path)
+        del X_train, y_train
+        for method in methods:
+            print(f"{task} {method} ...", flush=True)
+            run = _run_worker(task, method, record["validation"])
+            run.update(task=task, method=method, date=date)
+            print(json.dumps(run), flush=True)
+            record["runs"].append(run)
+            _save(record, path)
     record["machine"]["load_average_at_end"] = _load()
     _save(record, path)
     return record
@@ -567,21 +845,28 @@ def full_run(path=RESULTS, methods=METHODS):
 
 def _rows(runs):
     return [
-        result(f"Covertype R&R {r['method']} (fit vs 5 min)", r["fit_s"], BUDGET_S, 1.0)
+        result(
+            f"Covertype {r.get('task', 'binary')} {r['method']} (fit vs 5 min)",
+            r["fit_s"],
+            BUDGET_S,
+            1.0,
+        )
         for r in runs
         if "fit_s" in r
     ]
 
 
 def smoke_runs():
-    """Every method at small size on synthetic data, in-process (nothing written)."""
+    """Every method of both tasks at small size on synthetic data, in-process (nothing
+    written)."""
     X_train, y_train, X_test, y_test = synthetic_task()
     choices = {
         "binning": validate_binning(X_train, y_train, SMOKE, 300),
         "rff": validate_rff_gamma(X_train, y_train, SMOKE, 300),
+        "trees_binary": validate_trees(X_train, y_train, SMOKE, 300, "binary"),
     }
     runs = []
-    for method in METHODS[:-1]:
+    for method in METHODS[:-1] + TREES:
         out = evaluate(method, X_train, y_train, X_test, y_test, SMOKE, choices)
         out.update(task="binary", method=method)
         runs.append(out)
@@ -593,6 +878,15 @@ def smoke_runs():
     out = evaluate_sgd((blocks(X_train, y_train), blocks(X_test, y_test)), SMOKE, choices)
     out.update(task="binary", method="sgd_out_of_core")
     runs.append(out)
+    X_train, y_train, X_test, y_test = synthetic_task(task="multiclass")
+    choices["binning_multiclass"] = validate_binning_multiclass(
+        X_train, y_train, SMOKE, 300, choices["binning"]
+    )
+    choices["trees_multiclass"] = validate_trees(X_train, y_train, SMOKE, 300, "multiclass")
+    for method in TASKS["multiclass"]:
+        out = evaluate(method, X_train, y_train, X_test, y_test, SMOKE, choices, "multiclass")
+        out.update(task="multiclass", method=method)
+        runs.append(out)
     return runs, choices
 
 
@@ -649,8 +943,15 @@ def run(smoke=False):
     if "--rates" in sys.argv:
         return cg_iteration_rates()
     if not smoke:
+        # BENCH_SCALE_TASKS=multiclass and BENCH_SCALE_METHODS=a,b run a part of the study
+        tasks = os.environ.get("BENCH_SCALE_TASKS")
         only = os.environ.get("BENCH_SCALE_METHODS")
-        record = full_run(methods=tuple(only.split(",")) if only else METHODS)
+        chosen = {
+            task: tuple(m for m in methods if not only or m in only.split(","))
+            for task, methods in TASKS.items()
+            if not tasks or task in tasks.split(",")
+        }
+        record = full_run(tasks=chosen)
         return _rows(record["runs"])
     runs, _ = smoke_runs()
     return _rows(runs)

@@ -27,9 +27,11 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
+from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from . import _array_api, devices, solvers
 from ._array_api import namespace_of
@@ -49,6 +51,7 @@ __all__ = [
     "RidgeRegression",
     "KernelRidge",
     "FeatureRidge",
+    "FeatureRidgeClassifier",
     "solve_regularized_psd",
     "sparse_ridge_cg",
 ]
@@ -290,6 +293,10 @@ def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
     return w, y_mean - x_mean @ w
 
 
+#: the most bytes one (D, k) array of sparse_ridge_cg's CG state may take
+_CG_GROUP_BYTES = 2**24
+
+
 def sparse_ridge_cg(
     Z,
     Y,
@@ -345,7 +352,9 @@ def sparse_ridge_cg(
         BinCodes (from ``RandomBinningFeatures.fit_transform_codes``) hold binning features as
         cell indices and multiply with compiled loops on all cores.
     Y : ndarray of shape (n,) or (n, k)
-        Targets; k columns are solved together (one pass over Z per iteration for all).
+        Targets. The k columns are independent CG recursions, solved together (one pass over
+        Z per iteration serves them all) while D is small; with binning features D can exceed
+        10⁷, and then one at a time, which keeps the memory of a single target.
     lam : float > 0
         The ridge λ (penalty :math:`\lambda \|\mathbf w\|^2`; the intercept is not penalized).
     fit_intercept : bool, default=False
@@ -420,9 +429,15 @@ def sparse_ridge_cg(
 
     def A(V):  # (ZᵀSZ + λI) v, with the intercept as the last, unpenalized coordinate
         if not fit_intercept:
-            return rmatvec(weighted(Z @ V)) + lam * V
+            out = rmatvec(weighted(Z @ V))
+            out += lam * V
+            return out
         r = weighted(Z @ V[:D] + V[D])
-        return np.vstack([rmatvec(r) + lam * V[:D], r.sum(axis=0, keepdims=True)])
+        out = np.empty_like(V)
+        out[:D] = rmatvec(r)
+        out[:D] += lam * V[:D]
+        out[D] = r.sum(axis=0)
+        return out
 
     # M = blockdiag(Z_pᵀSZ_p) + λI = diag(ZᵀSZ) + λI; the intercept block is the count n
     # (the total weight)
@@ -434,17 +449,39 @@ def sparse_ridge_cg(
     if fit_intercept:
         rhs = np.vstack([rhs, SY.sum(axis=0, keepdims=True)])
     diag = diag[:, None]
-    result = solvers.block_cg(
-        A,
-        rhs,
-        preconditioner=lambda R: R / diag,
-        max_iter=max_iter,
-        tol=tol,
-        callback=None if callback is None else (lambda it, X, res: callback(it, res)),
-    )
+    # The columns are independent recursions. Together they share each pass over Z, but CG
+    # keeps about eight (D, k) arrays, and numpy's column-wise updates of a narrow row-major
+    # (D, k) array run several times slower than on one column. So the columns go in groups
+    # that keep each array under _CG_GROUP_BYTES: all k together when D is small, one at a
+    # time when binning features give D ≈ 10⁷ (memory as for one target, too).
+    group = max(1, _CG_GROUP_BYTES // (8 * rhs.shape[0]))
+    W = np.empty_like(rhs)
+    histories, n_iter, worst, statuses = [], 0, 0.0, set()
+    for start in range(0, rhs.shape[1], group):
+        cols = slice(start, start + group)
+        result = solvers.block_cg(
+            A,
+            rhs[:, cols],
+            preconditioner=lambda R: R / diag,
+            max_iter=max_iter,
+            tol=tol,
+            callback=None if callback is None else (lambda it, X, res: callback(it, res)),
+        )
+        W[:, cols] = result.x
+        histories.append(result.history)
+        n_iter, worst = max(n_iter, result.n_iter), max(worst, result.residual)
+        statuses.add(result.status)
+    # the largest residual over the groups after each iteration (a group that stopped early
+    # keeps its last)
+    longest = max(len(h) for h in histories)
+    history = np.max([h + h[-1:] * (longest - len(h)) for h in histories], axis=0)
+    status = next(st for st in ("breakdown", "max_iter", "converged") if st in statuses)
     if warn:
-        solvers.warn_unconverged("sparse_ridge_cg (block-Jacobi CG)", result, tol)
-    W, history = result.x, np.asarray(result.history)
+        solvers.warn_unconverged(
+            "sparse_ridge_cg (block-Jacobi CG)",
+            solvers.CGResult(W, list(history), n_iter, status, worst),
+            tol,
+        )
     b = W[D] if fit_intercept else np.zeros(W.shape[1])
     W = W[:D]
     if vector:
@@ -1014,4 +1051,105 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         tags.input_tags.sparse = self.features is None
+        return tags
+
+
+class FeatureRidgeClassifier(ClassifierMixin, FeatureRidge):
+    r"""One-vs-rest classification with :class:`FeatureRidge`: regress ±1 codes, predict the
+    class with the largest score.
+
+    Each class c gets the target :math:`y^{(c)}_i = +1` if :math:`y_i = c`, else −1, and all
+    columns are solved with one feature map (for binning features, the cell indices are computed
+    once and every conjugate-gradient pass is shared; :func:`sparse_ridge_cg`). Two classes give
+    one column, and the sign of its score decides, as in scikit-learn's ``RidgeClassifier``.
+
+    Parameters are those of :class:`FeatureRidge`; ``fit_intercept`` defaults to True here,
+    because the ±1 codes of an unbalanced problem are not centred.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, D) for two classes, else (n_classes, D)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    features_, history_, n_iter_, n_features_in_ : as in :class:`FeatureRidge`.
+
+    See Also
+    --------
+    FeatureRidge
+        The regressor it fits on the ±1 codes.
+    kernelcourse.scale.NystroemKRRClassifier
+        The same one-vs-rest rule on Nyström kernel ridge.
+
+    References
+    ----------
+    R. Rifkin and A. Klautau, "In defense of one-vs-all classification", JMLR 5 (2004),
+    pp. 101–141 (regularized least squares on ±1 codes as a multiclass classifier). A. Rahimi
+    and B. Recht, "Random features for large-scale kernel machines", NIPS 2007 (random binning);
+    :doc:`chapter 11 </book/11_scaling_up>`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.features import RandomBinningFeatures
+    >>> from kernelcourse.ridge import FeatureRidgeClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(600, 2))
+    >>> y = np.digitize(X[:, 0] + X[:, 1] ** 2, [-0.3, 0.5])  # three classes
+    >>> clf = FeatureRidgeClassifier(
+    ...     RandomBinningFeatures(gamma=2.0, n_grids=30, random_state=0), lam=1.0
+    ... ).fit(X, y)
+    >>> print(clf.classes_, clf.coef_.shape[0], round(clf.score(X, y), 3))
+    [0 1 2] 3 0.985
+    """
+
+    def __init__(
+        self, features=None, *, lam=1.0, fit_intercept=True, tol=1e-4, max_iter=200, verbose=None
+    ):
+        super().__init__(
+            features,
+            lam=lam,
+            fit_intercept=fit_intercept,
+            tol=tol,
+            max_iter=max_iter,
+            verbose=verbose,
+        )
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit one ±1 regression per class (one for two classes).
+
+        ``sample_weight`` as in :meth:`FeatureRidge.fit`.
+        """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
+        Y = binarizer.fit_transform(y).astype(np.float64)
+        if len(binarizer.classes_) < 2:
+            raise ValueError(
+                f"y has only one class ({binarizer.classes_[0]!r}); classification needs at "
+                "least two."
+            )
+        super().fit(X, Y, sample_weight=sample_weight)
+        self.classes_ = binarizer.classes_
+        return self
+
+    def decision_function(self, X):
+        """Scores f_c(x): shape (n,) for two classes (positive means ``classes_[1]``), else
+        (n, n_classes)."""
+        scores = super().predict(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """The class with the largest score (the sign of the score for two classes)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = False
         return tags

@@ -94,7 +94,14 @@ def _xp(xp):
 
 
 def _colnorm(A, xp):
-    return xp.sqrt(xp.sum(A * A, axis=0))
+    return xp.sqrt(_coldot(A, A, xp))
+
+
+def _coldot(A, B, xp):
+    """Column-wise dot products, without an (n, k) temporary for numpy."""
+    if xp is np:
+        return np.einsum("ij,ij->j", A, B)
+    return xp.sum(A * B, axis=0)
 
 
 def block_cg(
@@ -150,16 +157,21 @@ def block_cg(
      [ 0.6364  0.3636]]
     """
     xp = _xp(xp)
+    # numpy updates the iterates in place: with many right-hand sides of a long operator
+    # (binning features, D ≈ 10⁷ rows), fresh temporaries each step cost more than H P
+    inplace = xp is np
     eps = float(xp.finfo(B.dtype).eps) if eps is None else float(eps)
     X = xp.zeros_like(B)
-    R = B
+    R = B.copy() if inplace else B
     Zr = R if preconditioner is None else preconditioner(R)
-    P = Zr
+    P = Zr.copy() if inplace else Zr
     bnorm = _colnorm(B, xp)
     bnorm = xp.where(bnorm == 0, 1.0, bnorm)
-    rz = xp.sum(R * Zr, axis=0)
-    res = _colnorm(R, xp) / bnorm
-    best_X, best_res = X, res
+    rz = _coldot(R, Zr, xp)
+    res = xp.sqrt(_coldot(R, R, xp)) / bnorm
+    best_X = xp.zeros_like(B) if inplace else X
+    best_res = res
+    tmp = xp.empty_like(B) if inplace else None
     frozen = xp.zeros(res.shape, dtype=xp.bool)
     history = [float(xp.max(res))]
     norm_H = 0.0
@@ -172,10 +184,10 @@ def block_cg(
             break
         it += 1
         HP = matvec(P)
-        pHp = xp.sum(P * HP, axis=0)
-        pp = xp.sum(P * P, axis=0)
+        pHp = _coldot(P, HP, xp)
+        pp = _coldot(P, P, xp)
         # ‖H‖ from below (the largest ‖Hp‖/‖p‖ seen): round-off in pᵀHp is about ε‖H‖‖p‖²
-        ratio = _colnorm(HP, xp) / xp.sqrt(xp.where(pp > 0, pp, 1.0))
+        ratio = xp.sqrt(_coldot(HP, HP, xp)) / xp.sqrt(xp.where(pp > 0, pp, 1.0))
         norm_H = max(norm_H, float(xp.max(ratio)))
         scale = norm_H * pp
         bad = pHp < -math.sqrt(eps) * scale
@@ -190,16 +202,30 @@ def block_cg(
         frozen = frozen | (pHp <= roundoff * scale)
         live = ~frozen
         step = xp.where(live, rz / xp.where(live, pHp, 1.0), 0.0)
-        X = X + step[None, :] * P
-        R = R - step[None, :] * HP
+        if inplace:
+            X += np.multiply(P, step, out=tmp)
+            R -= np.multiply(HP, step, out=tmp)
+        else:
+            X = X + step[None, :] * P
+            R = R - step[None, :] * HP
+        del HP
         Zr = R if preconditioner is None else preconditioner(R)
-        rz_new = xp.sum(R * Zr, axis=0)
+        rz_new = _coldot(R, Zr, xp)
         beta = xp.where(live & (rz > 0), rz_new / xp.where(rz > 0, rz, 1.0), 0.0)
-        P = xp.where(live[None, :], Zr + beta[None, :] * P, 0.0)
+        if inplace:
+            P *= beta
+            P += Zr
+            if not live.all():
+                P[:, ~live] = 0.0
+        else:
+            P = xp.where(live[None, :], Zr + beta[None, :] * P, 0.0)
         rz = rz_new
-        res = _colnorm(R, xp) / bnorm
+        res = xp.sqrt(_coldot(R, R, xp)) / bnorm
         better = res < best_res
-        best_X = xp.where(better[None, :], X, best_X)
+        if inplace:
+            np.copyto(best_X, X, where=better[None, :])
+        else:
+            best_X = xp.where(better[None, :], X, best_X)
         best_res = xp.where(better, res, best_res)
         history.append(float(xp.max(res)))
         if callback is not None:
@@ -301,8 +327,8 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
     cb = None
     if callback is not None:
 
-        def cb(it, X, res):
-            callback(it, X[:, 0] if vector else X, res)
+        def cb(it, X, res):  # a copy: block_cg updates its iterate in place
+            callback(it, (X[:, 0] if vector else X).copy(), res)
 
     prec = None
     if preconditioner is not None:

@@ -12,8 +12,16 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from kernelcourse.features import RandomBinningFeatures
 from kernelcourse.kernels import RBF, Laplacian, Linear, Polynomial, exp
-from kernelcourse.ridge import FeatureRidge, KernelRidge, RidgeRegression, solve_regularized_psd
+from kernelcourse.ridge import (
+    FeatureRidge,
+    FeatureRidgeClassifier,
+    KernelRidge,
+    RidgeRegression,
+    solve_regularized_psd,
+    sparse_ridge_cg,
+)
 from kernelcourse.rkhs import RKHSFunction, norm
 
 
@@ -31,7 +39,7 @@ def _expected_failed(estimator):
         # Documented: the float32 solve agrees with the fit on repeated samples to float32
         # round-off (~1e-7 relative), the tolerance the check itself uses.
         return {"check_sample_weight_equivalence_on_dense_data": "float32 round-off, by design"}
-    if isinstance(estimator, FeatureRidge):
+    if isinstance(estimator, FeatureRidge) and not hasattr(estimator.features, "n_grids"):
         # max_iter bounds the sparse solver only; a dense Φ is solved directly (n_iter_ = 0)
         return {"check_non_transformer_estimators_n_iter": "direct solve on dense features"}
     return {}
@@ -325,3 +333,70 @@ def test_regressors_name_a_string_y_and_a_ragged_x(est):
         est.fit(np.ones((3, 2)), ["a", "b", "c"])
     with pytest.raises(ValueError, match="X is ragged"):
         est.fit([[1.0, 2.0], [3.0]], [1.0, 2.0])
+
+
+# -- FeatureRidgeClassifier ----------------------------------------------------------------------
+@parametrize_with_checks(
+    [
+        # a tight tol: the checks compare sparse (CG) and dense (direct) fits closely
+        FeatureRidgeClassifier(tol=1e-10),
+        FeatureRidgeClassifier(
+            RandomBinningFeatures(n_grids=5, random_state=0), lam=0.5, tol=1e-10
+        ),
+    ],
+    expected_failed_checks=_expected_failed,
+)
+def test_feature_ridge_classifier_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_feature_ridge_classifier_is_one_ridge_per_class():
+    # the classifier's scores are FeatureRidge fits on the ±1 codes of each class, solved
+    # together; the argmax of those scores is its prediction
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] ** 2, [-0.5, 0.3, 1.0])
+    feats = RandomBinningFeatures(gamma=1.0, n_grids=20, random_state=0)
+    clf = FeatureRidgeClassifier(feats, lam=0.3, tol=1e-10, max_iter=500).fit(X, y)
+    scores = np.column_stack(
+        [
+            FeatureRidge(feats, lam=0.3, fit_intercept=True, tol=1e-10, max_iter=500)
+            .fit(X, np.where(y == c, 1.0, -1.0))
+            .predict(X)
+            for c in clf.classes_
+        ]
+    )
+    np.testing.assert_allclose(clf.decision_function(X), scores, atol=1e-7)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[scores.argmax(axis=1)])
+
+
+def test_feature_ridge_classifier_binary_and_string_labels():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 2))
+    y = np.where(X[:, 0] > 0, "yes", "no")
+    clf = FeatureRidgeClassifier(lam=1.0).fit(X, y)
+    assert clf.coef_.shape == (1, 2)
+    scores = clf.decision_function(X)
+    assert scores.shape == (200,)
+    np.testing.assert_array_equal(clf.predict(X), np.where(scores > 0, "yes", "no"))
+    with pytest.raises(ValueError, match="only one class"):
+        FeatureRidgeClassifier().fit(X, np.zeros(200))
+    with pytest.raises(ValueError, match="Unknown label type|continuous"):
+        FeatureRidgeClassifier().fit(X, rng.normal(size=200))
+
+
+def test_sparse_ridge_cg_column_groups_match_one_solve(monkeypatch):
+    # the columns of Y are independent recursions: solving them one at a time (as for the
+    # D ≈ 10⁷ features of binning at full size) gives the same weights as all together
+    from kernelcourse import ridge
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 2))
+    Z = RandomBinningFeatures(gamma=1.0, n_grids=10, random_state=0).fit_transform(X)
+    Y = rng.normal(size=(300, 4))
+    together = sparse_ridge_cg(Z, Y, 0.5, fit_intercept=True, tol=1e-12, max_iter=400)
+    monkeypatch.setattr(ridge, "_CG_GROUP_BYTES", 1)
+    alone = sparse_ridge_cg(Z, Y, 0.5, fit_intercept=True, tol=1e-12, max_iter=400)
+    np.testing.assert_allclose(alone[0], together[0], atol=1e-9)
+    np.testing.assert_allclose(alone[1], together[1], atol=1e-9)
+    assert alone[2][-1] <= 1e-12
