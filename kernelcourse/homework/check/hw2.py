@@ -1,117 +1,282 @@
-"""Self-checks for homework 2: ridge, kernel ridge and the push-through identity
-(:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`).
+"""Self-checks for homework 2: exact leave-one-out and k-fold residuals of kernel ridge for a
+whole grid of λ (:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`).
 
-Every check tests an optimality condition or an identity, not a stored answer: the ridge
-weights make the gradient of the MAP objective vanish, and kernel ridge predictions are linear
-in the test kernel rows with coefficients α solving (K + λI)α = y.
+The checks test what defines each answer, not stored values: a leave-one-out residual is the
+error of a refit that never saw the point, GCV does not change when the data are rotated and
+equals the mean squared leave-one-out residual where every leverage is the same, and a fold's
+residuals are those of a refit without the fold. A :class:`FactorisationCounter` counts the
+dense factorisations of large matrices, so a function that refits for every λ fails however
+fast the machine is.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
+
 import numpy as np
 
-from ...kernels import RBF
-from ._core import SelfCheck, close, fresh_rng
+from ...kernels import RBF, Linear
+from . import _core
+from ._core import SelfCheck, _matches, close, fresh_rng
 
-__all__ = ["q1", "q2", "q4"]
+__all__ = ["q1", "q2", "FactorisationCounter"]
 
 # What else would answer these questions in one call.
-RIDGE_SOLVERS = ("sklearn.linear_model", "sklearn.kernel_ridge")
+SOLVERS = ("sklearn.kernel_ridge", "sklearn.linear_model", "sklearn.model_selection")
+# Routines of numpy.linalg and scipy.linalg that cost O(n³) on an n × n matrix.
+FACTORISATIONS = frozenset(
+    (
+        "cho_factor cho_solve cholesky det eig eig_banded eigh eigvals eigvalsh expm funm "
+        "hessenberg inv ldl logm lstsq lu lu_factor lu_solve matrix_power pinv pinvh polar qr "
+        "schur slogdet solve solve_triangular sqrtm svd svdvals tensorinv tensorsolve"
+    ).split()
+)
+LINALG = ("numpy.linalg", "scipy.linalg")
 
 
-def _problem(rng, n, D):
-    Phi = rng.normal(size=(n, D))
-    y = Phi @ rng.normal(size=D) + 0.1 * rng.normal(size=n)
-    return Phi, y
+def _matrix_shape(frame):
+    """The shape of the matrix a linear-algebra routine was handed (its first argument)."""
+    code = frame.f_code
+    if code.co_argcount == 0:
+        return None
+    value = frame.f_locals.get(code.co_varnames[0])
+    if isinstance(value, tuple) and value:  # cho_solve((c, lower), b), lu_solve((lu, piv), b)
+        value = value[0]
+    shape = getattr(value, "shape", None)
+    return tuple(shape[-2:]) if shape is not None and len(shape) >= 2 else None
 
 
-def _gradient_vanishes(Phi, y, lam, w):
-    """∇_w [‖y − Φw‖² + λ‖w‖²] / 2 = Φᵀ(Φw − y) + λw, relative to the size of Φᵀy."""
-    w = np.asarray(w, dtype=float)
-    assert w.shape == (Phi.shape[1],), f"w has shape {w.shape}, expected ({Phi.shape[1]},)"
-    grad = Phi.T @ (Phi @ w - y) + lam * w
-    scale = np.linalg.norm(Phi.T @ y) + 1.0
-    close(grad / scale, np.zeros_like(grad), atol=1e-9, what="the gradient of the objective at w")
+class FactorisationCounter:
+    """Record each factorisation of a large matrix while a block runs (a profile hook).
 
-
-def q1(student_ridge_primal, *, seed=None):
-    """Check ``ridge_primal(Phi, y, lam)``: the gradient of ‖y − Φw‖² + λ‖w‖² vanishes at w."""
-    rng = fresh_rng(seed)
-    c = SelfCheck("hw2.q1", student_ridge_primal, forbid=RIDGE_SOLVERS)
-    for n, D in ((30, 5), (6, 12), (20, 4)):
-
-        @c.test(
-            f"the gradient of the MAP objective vanishes at w for n = {n}, D = {D}",
-            "set the gradient of ‖y − Φw‖² + λ‖w‖² to zero and solve the linear system it "
-            "gives (no explicit inverse); check which identity matrix, D×D or n×n, it needs.",
-        )
-        def _(n=n, D=D):
-            Phi, y = _problem(rng, n, D)
-            lam = float(rng.uniform(0.1, 2))
-            _gradient_vanishes(Phi, y, lam, c.fn(Phi, y, lam))
-
-    c.finish()
-
-
-def q2(student_ridge_dual, *, seed=None):
-    """Check ``ridge_dual(Phi, y, lam)`` = Φᵀ(λI_n + ΦΦᵀ)⁻¹y: optimal, in the span of Φ's rows."""
-    rng = fresh_rng(seed)
-    c = SelfCheck("hw2.q2", student_ridge_dual, forbid=RIDGE_SOLVERS)
-    for n, D in ((8, 40), (25, 3)):
-
-        @c.test(
-            f"solves the ridge problem for n = {n}, D = {D} (push-through)",
-            "the dual system is n×n; w is a combination of the rows of Φ.",
-        )
-        def _(n=n, D=D):
-            Phi, y = _problem(rng, n, D)
-            lam = float(rng.uniform(0.1, 2))
-            _gradient_vanishes(Phi, y, lam, c.fn(Phi, y, lam))
-
-    @c.test(
-        "w lies in the span of the training features (w = Φᵀα)",
-        "the dual form writes w as a combination Σ α_i φ(x_i) of the rows of Φ.",
-    )
-    def _():
-        Phi, y = _problem(rng, 4, 10)
-        w = np.asarray(c.fn(Phi, y, 0.5))
-        alpha, *_ = np.linalg.lstsq(Phi.T, w, rcond=None)
-        close(Phi.T @ alpha, w, what="the projection of w on span{φ(x_i)}")
-
-    c.finish()
-
-
-def q4(student_kernel_ridge_predict, *, seed=None):
-    """Check ``kernel_ridge_predict(K, y, lam, K_test)`` = K_test (K + λI)⁻¹ y.
-
-    With ``K_test = I`` the function returns α itself, so the check verifies (K + λI)α = y and
-    that predictions are K_test α for other test rows.
+    Every outermost call into ``numpy.linalg`` or ``scipy.linalg`` whose name is in
+    :data:`FACTORISATIONS` and whose matrix has both sides larger than ``side`` is recorded in
+    ``factorisations`` as ``(name, shape)``: the O(n³) steps of a run, counted the same on any
+    machine. A profile function already installed (the package guard of a self-check) keeps
+    receiving every event.
     """
+
+    def __init__(self, side):
+        self.side = side
+        self.factorisations = []
+        self._depth = 0
+
+    def _profile(self, frame, event, arg):
+        if self._previous is not None:
+            self._previous(frame, event, arg)
+        if event not in ("call", "return"):
+            return
+        if not _matches(frame.f_globals.get("__name__", "") or "", LINALG):
+            return
+        if event == "call":
+            if self._depth == 0 and frame.f_code.co_name in FACTORISATIONS:
+                shape = _matrix_shape(frame)
+                if shape is not None and min(shape) > self.side:
+                    self.factorisations.append((frame.f_code.co_name, shape))
+            self._depth += 1
+        elif self._depth:
+            self._depth -= 1
+
+    def __enter__(self):
+        self._previous = sys.getprofile()
+        sys.setprofile(self._profile)
+        threading.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc):
+        sys.setprofile(self._previous)
+        threading.setprofile(self._previous)
+        return False
+
+
+class _CountingCheck(SelfCheck):
+    def counted(self, side, *args):
+        """Call the student's function under the package guard and a counter."""
+        guard = _core.PackageGuard(self.forbid, self.allow)
+        counter = FactorisationCounter(side)
+        with guard, counter:
+            out = self.student_fn(*args)
+        if guard.calls:
+            raise AssertionError(
+                f"your function calls {guard.calls[0]}: this question asks you to implement "
+                "that yourself (kernelcourse and library solvers are for comparing, outside "
+                "your function)"
+            )
+        return out, counter.factorisations
+
+
+def _problem(rng, n, kind="rbf"):
+    X = rng.uniform(-2, 2, size=(n, 3))
+    y = np.sin(X[:, 0]) + X[:, 1] + 0.3 * rng.normal(size=n)
+    if kind == "linear":  # rank 3: most eigenvalues of K are zero
+        return Linear()(X), y
+    return RBF(gamma=float(rng.uniform(0.3, 2)))(X), y
+
+
+def _lams(rng, size):
+    return np.sort(10.0 ** rng.uniform(-2, 1, size=size))
+
+
+def _refit_residuals(K, y, lam, held_out):
+    """y_F − f(x_F) for the kernel ridge fit on every point outside F."""
+    keep = np.setdiff1d(np.arange(len(y)), held_out)
+    alpha = np.linalg.solve(K[np.ix_(keep, keep)] + lam * np.eye(len(keep)), y[keep])
+    return y[held_out] - K[np.ix_(held_out, keep)] @ alpha
+
+
+def _as_pair(out, L, n):
+    assert isinstance(out, tuple) and len(out) == 2, "return the pair (E, gcv)"
+    E, gcv = np.asarray(out[0], dtype=float), np.asarray(out[1], dtype=float)
+    assert E.shape == (L, n), f"E has shape {E.shape}, expected ({L}, {n})"
+    assert gcv.shape == (L,), f"gcv has shape {gcv.shape}, expected ({L},)"
+    return E, gcv
+
+
+def q1(student_loo_and_gcv, *, seed=None):
+    """Check ``loo_and_gcv(K, y, lams) -> (E, gcv)``: refits, rotations, equal leverages, cost."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw2.q4", student_kernel_ridge_predict, forbid=RIDGE_SOLVERS)
-    X = rng.uniform(-2, 2, size=(30, 2))
-    y = np.sin(X[:, 0]) + X[:, 1]
-    K = RBF(gamma=0.8)(X)
+    c = _CountingCheck("hw2.q1", student_loo_and_gcv, forbid=SOLVERS)
+
+    for n, kind in ((25, "rbf"), (30, "linear")):
+
+        @c.test(
+            f"each E[j, i] is the error at x_i of a refit without point i ({kind} kernel, n = {n})",
+            "the leave-one-out residual is y_i − f₋ᵢ(x_i) for the fit on the other n − 1 "
+            "points: the training residual r_i divided by 1 − H_ii, not r_i itself; a "
+            "low-rank K has zero eigenvalues, which the formula must survive.",
+        )
+        def _(n=n, kind=kind):
+            K, y = _problem(rng, n, kind)
+            lams = _lams(rng, 6)
+            E, _ = _as_pair(c.fn(K, y, lams), 6, n)
+            scale = np.abs(y).max()
+            for i in rng.choice(n, size=5, replace=False):
+                for j, lam in enumerate(lams):
+                    want = _refit_residuals(K, y, lam, np.array([i]))[0]
+                    close(E[j, i] / scale, want / scale, atol=1e-8, what=f"E[{j}, {i}]")
 
     @c.test(
-        "the coefficients α solve (K + λI) α = y",
-        "α comes from the n×n training Gram matrix alone; the test rows enter only afterwards.",
+        "GCV does not change when the data are rotated (K → QKQᵀ, y → Qy, Q orthogonal)",
+        "GCV sees H only through the squared norm of the residual (I − H)y and the trace of "
+        "H, and both are unchanged by a rotation (leave-one-out residuals are not).",
     )
     def _():
-        alpha = np.asarray(c.fn(K, y, 0.1, np.eye(30)), dtype=float)
-        assert alpha.shape == (30,), f"with K_test = I (30×30) got shape {alpha.shape}"
-        close(K @ alpha + 0.1 * alpha, y, rtol=1e-8, atol=1e-8, what="(K + λI) α")
+        K, y = _problem(rng, 20)
+        lams = _lams(rng, 5)
+        Q, _ = np.linalg.qr(rng.normal(size=(20, 20)))
+        _, g1 = _as_pair(c.fn(K, y, lams), 5, 20)
+        _, g2 = _as_pair(c.fn(Q @ K @ Q.T, Q @ y, lams), 5, 20)
+        close(g2, g1, rtol=1e-6, atol=1e-10, what="GCV of the rotated data")
 
     @c.test(
-        "predicts K_test α, one value per test point (row of K_test)",
-        "K_test has one row per test point and one column per training point: check the "
-        "shape of your product.",
+        "GCV equals the mean squared leave-one-out residual when every H_ii is the same "
+        "(equally spaced points on a circle)",
+        "GCV replaces each 1 − H_ii by their mean, 1 − tr(H)/n, and averages the squares of "
+        "the residuals so divided (a mean, not a sum or a root).",
     )
     def _():
-        Xt = rng.uniform(-2, 2, size=(7, 2))
-        K_test = RBF(gamma=0.8)(Xt, X)
-        alpha = np.asarray(c.fn(K, y, 0.1, np.eye(30)), dtype=float)
-        got = c.fn(K, y, 0.1, K_test)
-        close(got, K_test @ alpha, rtol=1e-8, atol=1e-10, what="the predictions")
+        n = 24
+        theta = 2 * np.pi * np.arange(n) / n + float(rng.uniform(0, 1))
+        X = np.column_stack([np.cos(theta), np.sin(theta)])
+        K = RBF(gamma=float(rng.uniform(0.5, 3)))(X)  # circulant: every H_ii is equal
+        y = rng.normal(size=n)
+        lams = _lams(rng, 4)
+        _, gcv = _as_pair(c.fn(K, y, lams), 4, n)
+        loo = [
+            np.mean([_refit_residuals(K, y, lam, np.array([i]))[0] ** 2 for i in range(n)])
+            for lam in lams
+        ]
+        close(gcv, np.array(loo), rtol=1e-6, atol=1e-12, what="GCV")
+
+    @c.test(
+        "one decomposition serves the whole grid: at most 2 factorisations of an n × n "
+        "matrix for 30 values of λ",
+        "H(λ) = K(K + λI)⁻¹ has the eigenvectors of K for every λ: decompose K once, and each "
+        "λ only reweights the eigenvalues (O(n²) per λ, no new factorisation).",
+    )
+    def _():
+        K, y = _problem(rng, 40)
+        lams = _lams(rng, 30)
+        out, factorisations = c.counted(20, K, y, lams)
+        _as_pair(out, 30, 40)
+        assert len(factorisations) <= 2, (
+            f"{len(factorisations)} factorisations of a large matrix for 30 values of λ"
+        )
+
+    c.finish()
+
+
+def _folds(rng, n, k):
+    """k folds of unequal sizes that partition range(n), in random order."""
+    cuts = np.sort(rng.choice(np.arange(2, n - 1), size=k - 1, replace=False))
+    while np.any(np.diff(np.r_[0, cuts, n]) < 2):
+        cuts = np.sort(rng.choice(np.arange(2, n - 1), size=k - 1, replace=False))
+    return np.split(rng.permutation(n), cuts)
+
+
+def _as_matrix(out, L, n):
+    E = np.asarray(out, dtype=float)
+    assert E.shape == (L, n), f"E has shape {E.shape}, expected ({L}, {n})"
+    return E
+
+
+def q2(student_kfold_residuals, *, seed=None):
+    """Check ``kfold_residuals(K, y, lams, folds) -> E``: refits without each fold, the order
+    of points and folds, and the number of large factorisations."""
+    rng = fresh_rng(seed)
+    c = _CountingCheck("hw2.q2", student_kfold_residuals, forbid=SOLVERS)
+
+    for n, k, kind in ((30, 4, "rbf"), (36, 3, "linear")):
+
+        @c.test(
+            f"the residuals of every fold are those of a refit without the fold ({kind} "
+            f"kernel, n = {n}, {k} folds)",
+            "deleting a fold F changes the predictions on F by (I − H_FF)⁻¹ applied to the "
+            "training residuals on F: H_FF is the whole F × F block of H, not its diagonal.",
+        )
+        def _(n=n, k=k, kind=kind):
+            K, y = _problem(rng, n, kind)
+            lams = _lams(rng, 4)
+            folds = _folds(rng, n, k)
+            E = _as_matrix(c.fn(K, y, lams, folds), 4, n)
+            scale = np.abs(y).max()
+            for j, lam in enumerate(lams):
+                for fold in folds:
+                    want = _refit_residuals(K, y, lam, fold)
+                    close(E[j, fold] / scale, want / scale, atol=1e-8, what=f"E[{j}] on a fold")
+
+    @c.test(
+        "relabelling the points and reordering the folds relabels the residuals",
+        "E[j, i] belongs to point i wherever its fold is listed: write each fold's residuals "
+        "back to the positions of its own points.",
+    )
+    def _():
+        n = 24
+        K, y = _problem(rng, n)
+        lams = _lams(rng, 3)
+        folds = _folds(rng, n, 4)
+        E = _as_matrix(c.fn(K, y, lams, folds), 3, n)
+        p = rng.permutation(n)  # new point a is old point p[a]
+        where = np.argsort(p)
+        moved = [where[f] for f in folds[::-1]]
+        E2 = _as_matrix(c.fn(K[np.ix_(p, p)], y[p], lams, moved), 3, n)
+        close(E2, E[:, p], rtol=1e-7, atol=1e-9, what="the relabelled residuals")
+
+    @c.test(
+        "one decomposition serves every λ and every fold: at most 2 factorisations of a "
+        "matrix larger than a fold for 20 values of λ and 5 folds",
+        "decompose K once; for each λ and fold only a |F| × |F| system is left, built from "
+        "the rows of the eigenvectors that belong to F.",
+    )
+    def _():
+        K, y = _problem(rng, 50)
+        lams = _lams(rng, 20)
+        folds = np.array_split(rng.permutation(50), 5)
+        out, factorisations = c.counted(10, K, y, lams, folds)
+        _as_matrix(out, 20, 50)
+        assert len(factorisations) <= 2, (
+            f"{len(factorisations)} factorisations of a large matrix for 20 values of λ and 5 folds"
+        )
 
     c.finish()
