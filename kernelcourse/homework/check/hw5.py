@@ -1,130 +1,261 @@
-"""Self-checks for homework 5: Nyström against random Fourier features (Williams &
-Seeger 2001; Rahimi & Recht 2007; :doc:`chapter 9 </book/09_nystroem_vs_rff>`).
+"""Self-checks for homework 5: full kernel ridge regression by conjugate gradients, preconditioned
+with a Nyström approximation (Williams & Seeger 2001; :doc:`chapter 9
+</book/09_nystroem_vs_rff>`), and the Ritz values that CG computes on the way.
 
-The Nyström check uses the Eckart–Young theorem instead of a second implementation: on the
-landmarks themselves, Z Zᵀ must be the best rank-r approximation of K̂, whose spectral error is
-the (r+1)-th eigenvalue. The error check uses matrices whose answer is known by construction
-and the invariances of the spectral norm.
+The checks test what every correct answer has: the preconditioner inverts K̃ + λI for the
+pseudo-inverse form of K̃ (also when a landmark repeats), evaluates only the n·m kernel values
+it needs and never allocates an n × n array; the solver meets its residual, stops at the first
+iterate that does, uses one product per iteration, and its Ritz values lie inside the spectrum of
+the preconditioned matrix and reach its ends. None stores an expected value.
 """
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 
 from ...kernels import RBF
-from ._core import SelfCheck, close, fresh_rng
+from ._core import PackageGuard, SelfCheck, close, fresh_rng
+from .hw8 import CountingKernel
 
-__all__ = ["q1", "q2", "q3"]
+__all__ = ["q1", "q2", "CountingKernel"]
 
-# What else would answer these questions in one call.
-APPROXIMATIONS = ("sklearn.kernel_approximation",)
+# What else would answer these questions in one call (scipy's iterative solvers: cg, minres, ...;
+# its LinearOperator and eigensolvers stay allowed).
+SOLVERS = (
+    "sklearn.kernel_approximation",
+    "sklearn.kernel_ridge",
+    "sklearn.gaussian_process",
+    "scipy.sparse.linalg._isolve",
+)
+# The kernel a question hands to the student's function may run (with its input validation).
+KERNELS = ("kernelcourse.kernels", "kernelcourse._validation")
 
 
-def q1(student_nystroem_features, *, seed=None):
-    """Check ``nystroem_features(K_nm, K_mm, r)`` = K_nm V̂_r D̂_r^{-1/2}."""
+def _guarded(c, fn):
+    """``fn`` (returned by the student's function) called under the same guard as ``c.fn``."""
+
+    def call(*args):
+        guard = PackageGuard(c.forbid, c.allow)
+        with guard:
+            out = fn(*args)
+        if guard.calls:
+            raise AssertionError(
+                f"your function calls {guard.calls[0]}: this question asks you to implement that "
+                "yourself (kernelcourse and library solvers are for comparing, outside your "
+                "function)"
+            )
+        return np.asarray(out, dtype=float)
+
+    return call
+
+
+def _nystroem_gram(K, landmarks):
+    """K̃ = K_nm K_mm⁺ K_mn, with the pseudo-inverse taken on the numerical range of K_mm."""
+    C = K[:, landmarks]
+    return C @ np.linalg.pinv(C[landmarks], rcond=1e-10, hermitian=True) @ C.T
+
+
+def _problem(rng, n, d=3):
+    X = rng.uniform(-2, 2, size=(n, d))
+    return X, RBF(gamma=float(rng.uniform(0.3, 1.0)))
+
+
+def q1(student_nystroem_preconditioner, *, seed=None):
+    """Check ``nystroem_preconditioner(kernel, X, landmarks, lam)``: a function v ↦ (K̃ + λI)⁻¹v."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw5.q1", student_nystroem_features, forbid=APPROXIMATIONS)
-    X = rng.normal(size=(60, 3))
-    idx = rng.choice(60, size=15, replace=False)
-    k = RBF(gamma=0.3)
-    K_nm, K_mm = k(X, X[idx]), k(X[idx])
+    c = SelfCheck("hw5.q1", student_nystroem_preconditioner, forbid=SOLVERS, allow=KERNELS)
 
-    @c.test("returns n rows and r columns", "z(x) has one coordinate per kept eigenpair.")
-    def _():
-        Z = np.asarray(c.fn(K_nm, K_mm, 6))
-        assert Z.shape == (60, 6), f"got shape {Z.shape}, expected (60, 6)"
+    def operator(kernel, X, landmarks, lam):
+        apply = c.fn(CountingKernel(kernel), X, landmarks, lam)
+        assert callable(apply), "the function must return a function v -> (K̃ + λI)⁻¹ v"
+        return _guarded(c, apply)
 
-    @c.test(
-        "with r = m, Z Zᵀ equals K_nm K̂⁺ K_mn",
-        "z(x) = D̂^{-1/2} V̂ᵀ k_m(x): scale the eigenvectors by 1/√eigenvalue.",
-    )
-    def _():
-        Z = np.asarray(c.fn(K_nm, K_mm, 15))
-        want = K_nm @ np.linalg.pinv(K_mm, hermitian=True) @ K_nm.T
-        close(Z @ Z.T, want, rtol=1e-5, atol=1e-6, what="Z Zᵀ")
+    def compare(apply, K, landmarks, lam, what):
+        n = len(K)
+        P = _nystroem_gram(K, landmarks) + lam * np.eye(n)
+        V = rng.normal(size=(n, 3))
+        got = np.column_stack([apply(v) for v in V.T])
+        assert got.shape == (n, 3), f"(K̃ + λI)⁻¹ v has shape {got[:, 0].shape}, expected ({n},)"
+        # λ (K̃ + λI)⁻¹ has norm at most 1: compare on that scale
+        close(lam * got, lam * np.linalg.solve(P, V), rtol=0, atol=1e-7, what=what)
 
     @c.test(
-        "with r < m, Z Zᵀ on the landmarks is the best rank-r approximation of K̂",
-        "keep the r largest eigenpairs; check the order in which your eigensolver returns them.",
+        "returns v ↦ (K̃ + λI)⁻¹ v with K̃ = K_nm K_mm⁺ K_mn, for several λ",
+        "K̃ = Z Zᵀ for an n × r factor Z; then (Z Zᵀ + λI)⁻¹ is the Woodbury identity of "
+        "chapter 4, with one r × r matrix to factor.",
     )
     def _():
-        lam = np.linalg.eigvalsh(K_mm)[::-1]
-        for r in (3, 5):
-            Z = np.asarray(c.fn(K_mm, K_mm, r))
-            assert Z.shape == (15, r), f"got shape {Z.shape}, expected (15, {r})"
-            E = K_mm - Z @ Z.T
-            close(np.trace(Z @ Z.T), lam[:r].sum(), rtol=1e-6, what="trace of Z Zᵀ")
-            close(np.linalg.norm(E, 2), lam[r], rtol=1e-5, atol=1e-9, what="‖K̂ − Z Zᵀ‖₂")
+        X, kernel = _problem(rng, 60)
+        landmarks = rng.choice(60, size=12, replace=False)
+        K = kernel(X)
+        for lam in (1e-3, 0.1, 2.0):
+            compare(operator(kernel, X, landmarks, lam), K, landmarks, lam, f"λ = {lam}")
+
+    @c.test(
+        "a repeated landmark (a singular K_mm) gives the same operator as without the repeat",
+        "a repeated landmark adds a zero eigenvalue to K_mm: K̃ uses the pseudo-inverse "
+        "K_mm⁺, so factor K_mm in a way that drops its null space instead of inverting "
+        "round-off.",
+    )
+    def _():
+        X, kernel = _problem(rng, 50)
+        landmarks = rng.choice(50, size=10, replace=False)
+        repeated = np.r_[landmarks, landmarks[:3]]
+        rng.shuffle(repeated)
+        apply = operator(kernel, X, repeated, 0.01)
+        compare(apply, kernel(X), landmarks, 0.01, "(K̃ + λI)⁻¹ v with repeated landmarks")
+
+    n, m = 3000, 30
+
+    @c.test(
+        f"evaluates at most n·m + m² kernel values, allocates no n × n array (n = {n}, m = {m})",
+        "only K_nm is needed (K_mm is part of it); apply (K̃ + λI)⁻¹ through the Woodbury "
+        "identity with n × r and r × r arrays, never with an n × n one.",
+    )
+    def _():
+        X, kernel = _problem(rng, n)
+        landmarks = rng.choice(n, size=m, replace=False)
+        counter = CountingKernel(kernel)
+        v = rng.normal(size=n)
+        tracing = tracemalloc.is_tracing()
+        if not tracing:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        try:
+            apply = c.fn(counter, X, landmarks, 0.1)
+            apply = _guarded(c, apply)
+            out = apply(v)
+            out = apply(out)
+            peak = tracemalloc.get_traced_memory()[1] - base
+        finally:
+            if not tracing:
+                tracemalloc.stop()
+        assert out.shape == (n,), f"(K̃ + λI)⁻¹ v has shape {out.shape}, expected ({n},)"
+        budget = n * m + m * m
+        assert counter.evaluated <= budget, (
+            f"{counter.evaluated} kernel values evaluated, budget {budget}"
+        )
+        assert peak < n * n * 8 / 4, (
+            f"building and applying the preconditioner allocated {peak / 2**20:.0f} MiB at "
+            f"once, as much as an n × n array (n = {n})"
+        )
 
     c.finish()
 
 
-def q2(student_rbf_rff, *, seed=None):
-    """Check ``rbf_rff(X, D, gamma, rng)``: ψ(x) = √(2/D) cos(Ωx + b), ω ~ N(0, 2γI)."""
+def _spd(rng, n, low, high):
+    """A random symmetric positive definite matrix with eigenvalues spread from low to high."""
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    eig = np.geomspace(low, high, n) * rng.uniform(0.9, 1.1, size=n)
+    return (Q * eig) @ Q.T
+
+
+class _Counted:
+    """``A @ v``, counting the calls."""
+
+    def __init__(self, A):
+        self.A, self.calls = A, 0
+
+    def __call__(self, v):
+        self.calls += 1
+        return self.A @ np.asarray(v, dtype=float)
+
+
+def q2(student_pcg_ritz, *, seed=None):
+    """Check ``pcg_ritz(matvec, b, precondition, tol, max_iter) -> (x, ritz)``."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw5.q2", student_rbf_rff, forbid=APPROXIMATIONS)
-    X = rng.normal(size=(8, 4)) * 0.5
+    c = SelfCheck("hw5.q2", student_pcg_ritz, forbid=SOLVERS)
 
-    @c.test("returns shape (n, D) with entries in [−√(2/D), √(2/D)]", "ψ is √(2/D) cos(·).")
-    def _():
-        Z = np.asarray(c.fn(X, 50, 0.5, np.random.default_rng(1)))
-        assert Z.shape == (8, 50), f"got shape {Z.shape}"
-        assert np.abs(Z).max() <= np.sqrt(2 / 50) + 1e-12, "entries exceed √(2/D)"
+    def run(A, b, d, tol, max_iter=1000):
+        matvec = _Counted(A)
+        x, ritz = c.fn(matvec, b, lambda r: np.asarray(r, dtype=float) / d, tol, max_iter)
+        x, ritz = np.asarray(x, dtype=float), np.asarray(ritz, dtype=float)
+        assert x.shape == b.shape, f"x has shape {x.shape}, expected {b.shape}"
+        assert ritz.ndim == 1, f"ritz has shape {ritz.shape}, expected one value per iteration"
+        return x, ritz, matvec.calls
+
+    def relres(A, x, b):
+        return np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+
+    hint_solve = (
+        "PCG keeps r = b − A x up to date from the product A p it already has; stop when "
+        "‖r‖ ≤ tol ‖b‖, and let the preconditioner act on r to give the next direction."
+    )
 
     @c.test(
-        "ψ(X)ψ(X)ᵀ approximates the RBF kernel exp(−γ‖x − y‖²) for large D",
-        "the spectral measure of exp(−γ‖δ‖²) is Gaussian: what is its covariance? b is "
-        "uniform on a period.",
+        "solves A x = b to the relative residual tol, with and without a preconditioner",
+        hint_solve,
     )
     def _():
-        gamma = float(rng.uniform(0.2, 1.0))
-        Z = np.asarray(c.fn(X, 20000, gamma, rng))
-        sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
-        close(Z @ Z.T, np.exp(-gamma * sq), rtol=0, atol=0.06, what="ψ(X)ψ(X)ᵀ")
+        n = 60
+        A = _spd(rng, n, 1.0, 1e3)
+        b = rng.normal(size=n)
+        for d in (np.ones(n), np.diag(A).copy()):
+            x, _, _ = run(A, b, d, 1e-8)
+            assert relres(A, x, b) <= 1.5e-8, "the relative residual ‖b − A x‖ / ‖b‖ > tol"
 
     @c.test(
-        "draws from the generator it is given",
-        "use the rng argument for Ω and b so that results are reproducible.",
+        "stops at the first iterate that meets tol, one product with A per iteration, "
+        "one Ritz value per iteration",
+        hint_solve,
     )
     def _():
-        a = c.fn(X, 30, 0.5, np.random.default_rng(7))
-        b = c.fn(X, 30, 0.5, np.random.default_rng(7))
-        close(a, b, rtol=0, atol=0, what="features from equal seeds")
+        n = 50
+        A = _spd(rng, n, 1.0, 1e2)
+        b = rng.normal(size=n)
+        d = np.ones(n)
+        x, ritz, calls = run(A, b, d, 1e-6)
+        k = len(ritz)
+        assert k >= 1, "no Ritz values returned"
+        assert calls <= k + 1, f"{calls} products with A for {k} iterations"
+        x_before, _, _ = run(A, b, d, 1e-6, max_iter=k - 1) if k > 1 else (np.zeros(n), 0, 0)
+        assert relres(A, x_before, b) > 0.99e-6, (
+            "one iteration fewer already meets tol: the loop runs an iteration too many"
+        )
 
-    c.finish()
-
-
-def q3(student_relative_error, *, seed=None):
-    """Check ``relative_error(K, Z)`` = ‖K − ZZᵀ‖₂ / ‖K‖₂ on cases known by construction."""
-    rng = fresh_rng(seed)
-    c = SelfCheck("hw5.q3", student_relative_error)
-    hint = "the spectral norm is the largest singular value, not the Frobenius norm."
-
-    @c.test("equals λ_(r+1) / λ_1 when Z keeps the top r eigenpairs of K", hint)
-    def _():
-        Q, _ = np.linalg.qr(rng.normal(size=(30, 30)))
-        lam = np.sort(rng.uniform(0.1, 5.0, size=30))[::-1]
-        K = (Q * lam) @ Q.T
-        for r in (2, 7):
-            Z = Q[:, :r] * np.sqrt(lam[:r])
-            close(float(c.fn(K, Z)), lam[r] / lam[0], what=f"the relative error for r = {r}")
+    hint_ritz = (
+        "the Lanczos tridiagonal matrix T_k is hidden in CG's coefficients: its diagonal and "
+        "off-diagonal come from the step lengths α_j and the direction-update ratios β_j; "
+        "T_k is similar to a Rayleigh quotient of M⁻¹A on the Krylov space."
+    )
 
     @c.test(
-        "is unchanged by rotations K → QKQᵀ, Z → QZ and by scaling K → cK, Z → √c Z",
-        hint,
+        "the Ritz values lie in [λ_min, λ_max] of M⁻¹A and reach both ends when CG converges",
+        hint_ritz,
     )
     def _():
-        X = rng.normal(size=(30, 3))
-        K = RBF(gamma=0.5)(X)
-        Z = rng.normal(size=(30, 4)) * 0.3
-        Q, _ = np.linalg.qr(rng.normal(size=(30, 30)))
-        base = float(c.fn(K, Z))
-        close(float(c.fn(Q @ K @ Q.T, Q @ Z)), base, what="the error after a rotation")
-        close(float(c.fn(4.0 * K, 2.0 * Z)), base, what="the error after scaling by 4")
+        n = 40
+        A = _spd(rng, n, 1.0, 1e3)
+        b = rng.normal(size=n)
+        for d in (np.ones(n), rng.uniform(0.5, 2.0, size=n)):
+            # eigenvalues of M⁻¹A = those of M^{-1/2} A M^{-1/2}
+            s = 1 / np.sqrt(d)
+            eig = np.linalg.eigvalsh(s[:, None] * A * s[None, :])
+            _, ritz, _ = run(A, b, d, 1e-10)
+            assert np.all(ritz >= eig[0] * (1 - 1e-8)) and np.all(ritz <= eig[-1] * (1 + 1e-8)), (
+                "a Ritz value lies outside the spectrum of M⁻¹A"
+            )
+            close(ritz.max(), eig[-1], rtol=1e-6, what="the largest Ritz value")
+            close(ritz.min(), eig[0], rtol=1e-3, what="the smallest Ritz value")
 
-    @c.test("is 0 for an exact factorisation K = ZZᵀ", "‖K − ZZᵀ‖ vanishes when K = ZZᵀ.")
+    @c.test(
+        "with the exact inverse as preconditioner: one iteration and the Ritz value 1",
+        "with M = A the preconditioned residual z = M⁻¹ r is the error itself; the step length "
+        "must use rᵀz, not rᵀr.",
+    )
     def _():
-        Z = rng.normal(size=(10, 10))
-        close(float(c.fn(Z @ Z.T, Z)), 0.0, atol=1e-10, what="the error")
+        n = 30
+        A = _spd(rng, n, 1.0, 1e2)
+        b = rng.normal(size=n)
+        A_inv = np.linalg.inv(A)
+        matvec = _Counted(A)
+        x, ritz = c.fn(matvec, b, lambda r: A_inv @ np.asarray(r, dtype=float), 1e-8, 50)
+        ritz = np.asarray(ritz, dtype=float)
+        assert len(ritz) == 1, f"{len(ritz)} iterations"
+        close(ritz, np.ones(1), rtol=1e-8, what="the Ritz value")
+        assert relres(A, np.asarray(x, dtype=float), b) <= 1e-8, "the residual exceeds tol"
 
     c.finish()
