@@ -9,14 +9,13 @@ the guard is switched off (proving that the guard, not a wrong answer, makes it 
 import contextlib
 import io
 import json
-import math
 import sys
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 import kernelcourse
-from kernelcourse import bounds, features, kernels, ridge, scale, sgd, spectral, svm
+from kernelcourse import features, kernels, ridge, scale, sgd, spectral, svm
 from kernelcourse.homework import check
 from kernelcourse.homework.check import _core
 
@@ -256,23 +255,33 @@ STAND_INS = {
         ("ridge.solve_regularized_psd, a refit per point", _loo_refits, False),
     ],
     ("hw2", "q2"): [("k-fold from one eigendecomposition (touches kernels)", _kfold, True)],
-    ("hw3", "q2"): [
+    ("hw3", "q1"): [
         (
-            "spectral.CauchyProductMeasure.sample",
-            lambda d, D, g, rng: spectral.CauchyProductMeasure(g).sample(
-                D, d, random_state=_seed(rng)
+            "spectral scrambled Halton points",
+            lambda n, d, rng: spectral._qmc_uniforms(
+                n, d, np.random.RandomState(_seed(rng)), "halton"
             ),
             True,
         )
     ],
-    ("hw3", "q3"): [
+    ("hw3", "q2"): [
         (
-            "features.fourier_features",
-            lambda X, O, b: features.fourier_features(X, O.T, b, math.sqrt(2 / len(b)), exact=True),
+            "features.RandomFourierFeatures",
+            lambda X, D, kernel, g, rng: (
+                features.RandomFourierFeatures(
+                    kernel=kernel,
+                    gamma=g,
+                    n_components=2 * D,
+                    map="cossin",
+                    sampling="qmc",
+                    random_state=_seed(rng),
+                )
+                .fit(X)
+                .transform(X)
+            ),
             True,
         )
     ],
-    ("hw3", "q4"): [("bounds.hoeffding_features", bounds.hoeffding_features, True)],
     ("hw4", "q1"): [("dual objective (touches kernels)", _dual_objective, True)],
     ("hw4", "q2"): [("SMO step (touches kernels)", _smo_step, True)],
     ("hw4", "q3"): [("svm.KernelSVC", lambda K, y, C, tol=1e-5: (_svc(K, y, C)[0], 1), True)],

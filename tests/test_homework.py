@@ -416,6 +416,16 @@ def _ridge_per_chunk(chunks, psi, lam):
     return np.linalg.solve(G + lam * n * np.eye(len(G)), c)
 
 
+def _iid_fourier_features(X, D, kernel, gamma, rng):
+    """Independent frequencies: the right law and the right map, but plain Monte Carlo."""
+    d = X.shape[1]
+    if kernel == "rbf":
+        Omega = rng.normal(scale=np.sqrt(2 * gamma), size=(D, d))
+    else:
+        Omega = gamma * rng.standard_cauchy(size=(D, d))
+    return np.hstack([np.cos(X @ Omega.T), np.sin(X @ Omega.T)]) / np.sqrt(D)
+
+
 def _offset_by_mean(K, y, lam):
     """Centre y and fit without offset: the residual condition holds, Σα = 0 does not."""
     b = float(np.mean(y))
@@ -479,9 +489,8 @@ WRONG = {
     ("hw1", "q3"): (lambda F1, F2: np.kron(F1, F2), "products of one entry"),
     ("hw2", "q1"): (_training_residuals, "not r_i itself"),
     ("hw2", "q2"): (_fold_diagonal_only, "not its diagonal"),
-    ("hw3", "q2"): (lambda d, D, g, rng: rng.standard_cauchy(size=(D, d)), "its scale"),
-    ("hw3", "q3"): (lambda X, O, b: np.cos(X @ O.T + b), "√(2/D)"),
-    ("hw3", "q4"): (lambda a, delta: int(8 * np.log(2 / delta) / a**2), "math.ceil"),
+    ("hw3", "q1"): (lambda n, d, rng: rng.random((n, d)), "radical inverse"),
+    ("hw3", "q2"): (_iid_fourier_features, "Halton"),
     ("hw4", "q1"): (lambda a, K, y: float(a.sum() - (a * y) @ K @ (a * y)), "the ½"),
     ("hw4", "q2"): (_unclipped_step, "clip t"),
     ("hw4", "q3"): (_wrong_smo, "within tol"),
