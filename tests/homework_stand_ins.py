@@ -12,6 +12,7 @@ import json
 import sys
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
 import kernelcourse
@@ -22,20 +23,6 @@ from kernelcourse.homework.check import _core
 
 def _seed(rng):
     return int(rng.integers(2**31))
-
-
-class _FixedGrids(np.random.RandomState):
-    """A RandomState that hands RandomBinningFeatures the grids the check chose."""
-
-    def __init__(self, pitches, shifts):
-        super().__init__(0)
-        self._pitches, self._shifts = pitches, shifts
-
-    def gamma(self, shape, scale=1.0, size=None):
-        return np.array(self._pitches, dtype=float)
-
-    def uniform(self, low=0.0, high=1.0, size=None):
-        return np.array(self._shifts, dtype=float) / self._pitches
 
 
 class _Transformer(TransformerMixin, BaseEstimator):
@@ -141,14 +128,6 @@ def _pcg_ritz(matvec, b, precondition, tol, max_iter):
     return x, np.ones(len(history) - 1)
 
 
-def _ridge_cg(Z, y, lam, n_iter):
-    n = Z.shape[0]
-    w, _ = scale.conjugate_gradient(
-        lambda v: Z.T @ (Z @ v) + lam * n * v, Z.T @ y, max_iter=n_iter, tol=0.0
-    )
-    return w
-
-
 def _sgd_stream(chunks, psi, w, step_size):
     w = np.array(w, dtype=float)
     for X_block, y_block in chunks:
@@ -228,9 +207,25 @@ def _walk_cg_counted(A1, labels1, A2, labels2, lam, tol):
     return _walk_cg(A1, labels1, A2, labels2, lam), 1
 
 
-def _falkon_classify(X_train, y_train, X_test):
-    model = scale.NystroemKRRClassifier(gamma=0.1, lam=1e-6, n_components=200, max_iter=5)
-    return model.fit(X_train, y_train).predict(X_test)
+def _rational_widths(size, gamma, rng):
+    _touch()
+    return (1.0 / rng.beta(2.0, 2.0, size=size) - 1.0) / gamma
+
+
+def _hashed_binning(X, widths, shifts, n_buckets, seed=0):
+    _touch()
+    n, d = X.shape
+    P = len(widths)
+    prime = 2_147_483_647
+    mult = np.random.default_rng(seed).integers(1, prime, size=(P, d + 1))
+    cells = np.floor((X[:, None, :] - shifts) / widths).astype(np.int64) % prime
+    h = np.broadcast_to(mult[:, d], (n, P))
+    for j in range(d):
+        h = (h + cells[:, :, j] * mult[:, j]) % prime
+    cols = (h % n_buckets + n_buckets * np.arange(P)).ravel()
+    return sp.csr_matrix(
+        (np.full(n * P, P**-0.5), cols, np.arange(0, n * P + 1, P)), shape=(n, P * n_buckets)
+    )
 
 
 # (homework, question) -> [(name, stand-in, exact)]: exact stand-ins compute the right answer.
@@ -288,28 +283,8 @@ STAND_INS = {
     ("hw4", "q4"): [("svm.KernelSVC", lambda a, K, y, C: _svc(K, y, C)[1], False)],
     ("hw5", "q1"): [("features.nystroem (rank-r inverse square root)", _nystroem_precond, True)],
     ("hw5", "q2"): [("solvers.conjugate_gradient", _pcg_ritz, False)],
-    ("hw6", "q1"): [
-        (
-            "features.RandomBinningFeatures",
-            lambda d, P, g, rng: (lambda f: (f.pitches_, f.shifts_))(
-                features.RandomBinningFeatures(gamma=g, n_grids=P, random_state=_seed(rng)).fit(
-                    np.zeros((1, d))
-                )
-            ),
-            True,
-        )
-    ],
-    ("hw6", "q2"): [
-        (
-            "features.RandomBinningFeatures",
-            lambda X, pitches, shifts: features.RandomBinningFeatures(
-                gamma=1.0, n_grids=len(pitches), random_state=_FixedGrids(pitches, shifts)
-            ).fit_transform(X),
-            True,
-        )
-    ],
-    ("hw6", "q3"): [("scale.conjugate_gradient", _ridge_cg, True)],
-    ("hw6", "q4"): [("scale.NystroemKRRClassifier", _falkon_classify, False)],
+    ("hw6", "q1"): [("rational widths (touches kernels)", _rational_widths, True)],
+    ("hw6", "q2"): [("hashed binning (touches kernels)", _hashed_binning, True)],
     ("hw7", "q1"): [("sgd.sgd_approx_cached_features", _sgd_stream, False)],
     ("hw7", "q2"): [("scale.StreamingFeatureRidge", _ridge_stream, False)],
     ("hw8", "q1"): [("ridge.solve_regularized_psd", _krr_offset, True)],
