@@ -431,7 +431,7 @@ def _plain_sgd_epochs(read, psi, lam, step_size, n_epochs, w0):
     w = np.array(w0, dtype=float)
     for _ in range(2 * n_epochs):
         for X_block, y_block in read():
-            for z, target in zip(psi(X_block), y_block):
+            for z, target in zip(psi(X_block), y_block, strict=True):
                 w -= step_size * ((z @ w - target) * z + lam * w)
     return w
 

@@ -168,9 +168,7 @@ def _path(c, stats, lams, k, D):
     errors, W = c.fn(*stats, lams)
     errors, W = np.asarray(errors, dtype=float), np.asarray(W, dtype=float)
     assert errors.shape == (len(lams),), f"errors has shape {errors.shape}"
-    assert W.shape == (len(lams), k, D), (
-        f"W has shape {W.shape}, expected {(len(lams), k, D)}"
-    )
+    assert W.shape == (len(lams), k, D), f"W has shape {W.shape}, expected {(len(lams), k, D)}"
     return errors, W
 
 
@@ -208,9 +206,7 @@ def q2(student_cv_path, *, seed=None):
     def _():
         errors, W = _path(c, stats, lams, k, Z.shape[1])
         for j in range(len(lams)):
-            held_out = sum(
-                np.sum((y[folds == f] - Z[folds == f] @ W[j, f]) ** 2) for f in range(k)
-            )
+            held_out = sum(np.sum((y[folds == f] - Z[folds == f] @ W[j, f]) ** 2) for f in range(k))
             close(errors[j], held_out / len(y), rtol=1e-7, what=f"errors[{j}]")
 
     @c.test(
