@@ -150,13 +150,14 @@ def _ridge_cg(Z, y, lam, n_iter):
 
 
 def _fold_statistics(chunks, psi, fold_of, k):
-    # one StreamingFeatureRidge per fold, fed that fold's rows of each chunk
-    models = [scale.StreamingFeatureRidge(features=_Transformer(psi).fit()) for _ in range(k)]
+    # one StreamingFeatureRidge per fold, fed that fold's features of each chunk
+    identity = _Transformer(lambda Z: Z).fit()
+    models = [scale.StreamingFeatureRidge(features=identity) for _ in range(k)]
     s = np.zeros(k)
     for X_block, y_block in chunks:
-        labels = np.asarray(fold_of(X_block))
+        labels, Z = np.asarray(fold_of(X_block)), psi(X_block)
         for f in np.unique(labels):
-            models[f].partial_fit(X_block[labels == f], y_block[labels == f])
+            models[f].partial_fit(Z[labels == f], y_block[labels == f])
             s[f] += y_block[labels == f] @ y_block[labels == f]
     G = np.array([m._ZtZ for m in models])
     c = np.array([m._Zty[:, 0] for m in models])
