@@ -128,28 +128,43 @@ def _pcg_ritz(matvec, b, precondition, tol, max_iter):
     return x, np.ones(len(history) - 1)
 
 
-def _sgd_stream(chunks, psi, w, step_size):
-    w = np.array(w, dtype=float)
+def _fold_statistics(chunks, psi, fold_of, k):
+    # one StreamingFeatureRidge per fold, fed that fold's features of each chunk
+    identity = _Transformer(lambda Z: Z).fit()
+    models = [scale.StreamingFeatureRidge(features=identity) for _ in range(k)]
+    s = np.zeros(k)
     for X_block, y_block in chunks:
-        result = sgd.sgd_approx_cached_features(
-            X_block,
-            y_block,
-            _Transformer(psi).fit(),
-            order=np.arange(len(X_block)),
-            step_size=step_size,
-        )
-        w = w + result.coef
-    return w
+        labels, Z = np.asarray(fold_of(X_block)), psi(X_block)
+        for f in np.unique(labels):
+            models[f].partial_fit(Z[labels == f], y_block[labels == f])
+            s[f] += y_block[labels == f] @ y_block[labels == f]
+    G = np.array([m._ZtZ for m in models])
+    c = np.array([m._Zty[:, 0] for m in models])
+    return G, c, s, np.array([m.n_samples_seen_ for m in models], dtype=float)
 
 
-def _ridge_stream(chunks, psi, lam):
-    # the question's (ZᵀZ + λnI)w = Zᵀy: the package penalises λ‖w‖², so pass λn
-    chunks = list(chunks)
-    n = sum(len(y_block) for _, y_block in chunks)
-    model = scale.StreamingFeatureRidge(features=_Transformer(psi).fit().fit(), lam=lam * n)
-    for X_block, y_block in chunks:
-        model.partial_fit(X_block, y_block)
-    return model.coef_
+def _cv_path(G, c, s, n, lams):
+    k, D = c.shape
+    errors, W = np.zeros(len(lams)), np.zeros((len(lams), k, D))
+    for f in range(k):
+        for j, lam in enumerate(lams):
+            w = ridge.solve_regularized_psd(
+                G.sum(0) - G[f], c.sum(0) - c[f], lam * (n.sum() - n[f])
+            )
+            W[j, f] = w
+            errors[j] += s[f] - 2 * c[f] @ w + w @ G[f] @ w
+    return errors / n.sum(), W
+
+
+def _svrg_by_sgd(read, psi, lam, step_size, n_epochs, w0):
+    # the package's plain SGD on the collected rows (no penalty, no variance reduction)
+    blocks = list(read())
+    X = np.vstack([X_block for X_block, _ in blocks])
+    y = np.concatenate([y_block for _, y_block in blocks])
+    result = sgd.sgd_approx_features_on_the_fly(
+        X, y, _Transformer(psi).fit(), order=np.arange(len(y)), step_size=step_size
+    )
+    return np.asarray(w0, dtype=float) + result.coef
 
 
 def _krr_offset(K, y, lam):
@@ -285,8 +300,9 @@ STAND_INS = {
     ("hw5", "q2"): [("solvers.conjugate_gradient", _pcg_ritz, False)],
     ("hw6", "q1"): [("rational widths (touches kernels)", _rational_widths, True)],
     ("hw6", "q2"): [("hashed binning (touches kernels)", _hashed_binning, True)],
-    ("hw7", "q1"): [("sgd.sgd_approx_cached_features", _sgd_stream, False)],
-    ("hw7", "q2"): [("scale.StreamingFeatureRidge", _ridge_stream, False)],
+    ("hw7", "q1"): [("scale.StreamingFeatureRidge", _fold_statistics, True)],
+    ("hw7", "q2"): [("ridge.solve_regularized_psd", _cv_path, True)],
+    ("hw7", "q3"): [("sgd.sgd_approx_features_on_the_fly", _svrg_by_sgd, False)],
     ("hw8", "q1"): [("ridge.solve_regularized_psd", _krr_offset, True)],
     ("hw8", "q2"): [("ridge.solve_regularized_psd", _power, True)],
     ("hw8", "q3"): [("ridge.solve_regularized_psd", _p_greedy, False)],

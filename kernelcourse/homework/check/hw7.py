@@ -1,30 +1,28 @@
-"""Self-checks for homework 7: training out of core, one chunk of rows at a time
-(:doc:`chapter 11 </book/11_scaling_up>`).
+"""Self-checks for homework 7: choosing λ and training by SVRG out of core, one chunk at a time
+(:doc:`chapter 3 </book/03_kernel_trick_six_ways>`, :doc:`chapter 11 </book/11_scaling_up>`).
 
-Strategy ⑤ of :doc:`chapter 3 </book/03_kernel_trick_six_ways>` computes the approximate features
-ψ(x) on the fly; when the data do
-not fit in memory they arrive as a stream of chunks read from disk, each seen once per pass.
-Two trainers fit that pattern: SGD on w, which keeps only w (D numbers), and ridge regression
-from the sufficient statistics ZᵀZ and Zᵀy (D² numbers), which gives the exact ridge solution
-in one pass. The checks feed the student's functions one-shot generators of chunks and a
-feature map that counts its rows, and test invariances (the result may not depend on how the
-stream is cut into chunks), optimality, and stored values for a fixed input.
-:mod:`kernelcourse.sgd` and :class:`kernelcourse.scale.StreamingFeatureRidge` are there to
-compare with, not to call.
+The rows arrive as a stream of ``(X_block, y_block)`` chunks that can be read once per pass;
+ψ maps a chunk to its features. The checks hand the student's functions one-shot streams and a
+feature map that records how many rows it maps, and test what every correct answer has: one
+pass (or two per epoch), per-fold sums that add up to the sums of all rows, results that do not
+depend on how the stream is cut into chunks, the ridge optimality condition of every fold's
+weights, held-out errors that are the mean squared errors of those weights, and a stationary
+point at the minimiser. None stores an expected value or fits a fold itself.
+:class:`kernelcourse.scale.StreamingFeatureRidge` is there to compare with, not to call.
 """
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
-from ._core import Fingerprint, SelfCheck, close, fresh_rng
+from ._core import SelfCheck, close, fresh_rng
 
-__all__ = ["q1", "q2", "chunks"]
+__all__ = ["q1", "q2", "q3", "chunks", "row_folds"]
 
-SOLVERS = ("sklearn",)
-
-# w after one pass of SGD over the fixed stream of q1, summarised.
-SGD_FINGERPRINT = Fingerprint((16,), [-1.829, -0.5255, -1.547])
+# What else would fit a ridge model in one call.
+SOLVERS = ("sklearn.linear_model", "sklearn.kernel_ridge", "sklearn.model_selection")
 
 
 def chunks(X, y, size):
@@ -33,22 +31,49 @@ def chunks(X, y, size):
         yield X[start : start + size], y[start : start + size]
 
 
-class _Features:
-    """ψ(X) = √(2/D) cos(XΩᵀ + b) with fixed Ω and b; records the rows of each call."""
+def row_folds(k):
+    """``fold_of(X_block)``: the fold of each row in 0, …, k − 1, from a hash of its values.
 
-    def __init__(self, d, D, seed, unit=False):
+    A row lands in the same fold on every pass, however the stream is cut into chunks.
+    """
+
+    def fold_of(X_block):
+        X_block = np.ascontiguousarray(X_block, dtype=float)
+        return np.array([zlib.crc32(row.tobytes()) % k for row in X_block], dtype=int)
+
+    return fold_of
+
+
+class _Features:
+    """ψ(X) = √(2/D) cos(XΩᵀ + b), rows scaled to unit norm; records the rows of each call."""
+
+    def __init__(self, d, D, seed):
         rng = np.random.default_rng(seed)
         self.Omega = rng.normal(size=(D, d))
         self.b = rng.uniform(0, 2 * np.pi, size=D)
         self.D = D
-        self.unit = unit
         self.calls = []
 
     def __call__(self, X):
         X = np.asarray(X, dtype=float)
         self.calls.append(len(X))
-        Z = np.sqrt(2.0 / self.D) * np.cos(X @ self.Omega.T + self.b)
-        return Z / np.linalg.norm(Z, axis=1, keepdims=True) if self.unit else Z
+        Z = np.cos(X @ self.Omega.T + self.b)
+        return Z / np.linalg.norm(Z, axis=1, keepdims=True)
+
+
+class _Reader:
+    """``read()`` starts a new pass over the rows; counts the passes."""
+
+    def __init__(self, X, y, size):
+        self.X, self.y, self.size = X, y, size
+        self.passes = 0
+        self.streams = []
+
+    def __call__(self):
+        self.passes += 1
+        stream = chunks(self.X, self.y, self.size)
+        self.streams.append(stream)
+        return stream
 
 
 def _stream_problem(rng, n=200, d=3):
@@ -57,11 +82,11 @@ def _stream_problem(rng, n=200, d=3):
     return X, y
 
 
-def _one_shot_checks(c, X, y, psi, call, size):
-    """Run ``call(stream, psi)``; assert one pass and ψ applied to at most one chunk at a time."""
+def _one_pass(X, y, psi, call, size):
+    """Run ``call(stream)``; assert one pass and ψ applied once to each chunk, nothing larger."""
     psi.calls.clear()
     stream = chunks(X, y, size)
-    out = call(stream, psi)
+    out = call(stream)
     assert next(stream, None) is None, "the stream was not read to the end"
     assert sum(psi.calls) == len(X), (
         f"ψ was applied to {sum(psi.calls)} rows in all for {len(X)} rows in the stream: map "
@@ -71,90 +96,197 @@ def _one_shot_checks(c, X, y, psi, call, size):
     return out
 
 
-def q1(student_sgd_stream, *, seed=None):
-    """Check ``sgd_stream(stream, psi, w, step_size)``: one SGD pass over a stream of chunks."""
+def _statistics(out, k, D):
+    G, c, s, n = (np.asarray(a, dtype=float) for a in out)
+    for name, a, shape in [("G", G, (k, D, D)), ("c", c, (k, D)), ("s", s, (k,)), ("n", n, (k,))]:
+        assert a.shape == shape, f"{name} has shape {a.shape}, expected {shape}"
+    return G, c, s, n
+
+
+def q1(student_fold_statistics, *, seed=None):
+    """Check ``fold_statistics(chunks, psi, fold_of, k) -> (G, c, s, n)`` from one pass."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw7.q1", student_sgd_stream, forbid=SOLVERS)
+    c = SelfCheck("hw7.q1", student_fold_statistics, forbid=SOLVERS)
     hint = (
-        "for each chunk compute Z = psi(X_block) once, then for each row i in order: "
-        "w ← w − step_size · (wᵀz_i − y_i) · z_i (the gradient of ½(wᵀz − y)²)."
+        "fold_of gives one fold per row: within a chunk, the rows of fold f contribute "
+        "Z_fᵀZ_f, Z_fᵀy_f, y_fᵀy_f and their count to entry f of the four sums."
     )
 
-    @c.test("one SGD step with step 1 on a unit-norm ψ(x) fits that example exactly", hint)
-    def _():
-        X, y = _stream_problem(rng, n=1)
-        psi = _Features(3, 10, seed=1, unit=True)
-        w0 = rng.normal(size=10)
-        w = np.asarray(c.fn(chunks(X, y, 1), psi, w0, 1.0), dtype=float)
-        close(float(w @ psi(X)[0]), float(y[0]), what="w₁ᵀψ(x₁) after the step")
-
-    @c.test(
-        "reads the stream once, maps each chunk once, and leaves the input w unchanged",
-        "loop `for X_block, y_block in stream:` exactly once; work on a copy of w.",
-    )
+    @c.test("reads the stream once and maps each chunk once", hint)
     def _():
         X, y = _stream_problem(rng)
-        psi = _Features(3, 16, seed=2)
-        w0 = np.zeros(16)
-        _one_shot_checks(c, X, y, psi, lambda s, f: c.fn(s, f, w0, 0.1), 32)
-        close(w0, np.zeros(16), rtol=0, atol=0, what="the input w after the call")
+        psi = _Features(3, 12, seed=int(rng.integers(1000)))
+        _one_pass(X, y, psi, lambda s: c.fn(s, psi, row_folds(4), 4), 30)
+
+    @c.test("fold f's sums are those of the rows that fold_of puts in fold f", hint)
+    def _():
+        k = int(rng.integers(3, 6))
+        X, y = _stream_problem(rng)
+        psi = _Features(3, 10, seed=int(rng.integers(1000)))
+        fold_of = row_folds(k)
+        G, cy, s, n = _statistics(c.fn(chunks(X, y, 32), psi, fold_of, k), k, 10)
+        Z, folds = psi(X), fold_of(X)
+        scale = np.abs(Z.T @ Z).max()
+        close(n, np.bincount(folds, minlength=k), rtol=0, atol=1e-9, what="the row counts")
+        for f in range(k):
+            Zf, yf = Z[folds == f], y[folds == f]
+            close(G[f] / scale, Zf.T @ Zf / scale, atol=1e-9, what=f"G[{f}]")
+            close(cy[f] / scale, Zf.T @ yf / scale, atol=1e-9, what=f"c[{f}]")
+            close(s[f] / (y @ y), yf @ yf / (y @ y), atol=1e-9, what=f"s[{f}]")
 
     @c.test(
         "the result does not depend on how the stream is cut into chunks",
-        "SGD visits the rows in stream order, one at a time, whatever the chunk boundaries.",
+        "a row's fold depends on the row, not on its chunk or its position in the stream.",
     )
     def _():
         X, y = _stream_problem(rng)
-        psi = _Features(3, 16, seed=3)
-        ws = [c.fn(chunks(X, y, size), psi, np.zeros(16), 0.2) for size in (1, 7, 200)]
-        close(ws[1], ws[0], rtol=1e-9, atol=1e-12, what="w with chunks of 7 against 1")
-        close(ws[2], ws[0], rtol=1e-9, atol=1e-12, what="w with one chunk against 1")
-
-    @c.test("matches the expected w after one pass over a fixed stream", hint)
-    def _():
-        X, y = _stream_problem(np.random.default_rng(7))
-        psi = _Features(3, 16, seed=8)
-        SGD_FINGERPRINT.check(c.fn(chunks(X, y, 25), psi, np.zeros(16), 0.3), what="w")
+        psi = _Features(3, 8, seed=int(rng.integers(1000)))
+        outs = [
+            _statistics(c.fn(chunks(X, y, size), psi, row_folds(5), 5), 5, 8)
+            for size in (1, 17, 200)
+        ]
+        for out in outs[1:]:
+            for name, a, b in zip("Gcsn", out, outs[0], strict=True):
+                close(a, b, rtol=1e-9, atol=1e-9, what=f"{name} for two ways of chunking")
 
     c.finish()
 
 
-def q2(student_ridge_stream, *, seed=None):
-    """Check ``ridge_stream(stream, psi, lam)``: the ridge solution from one pass of ZᵀZ, Zᵀy."""
-    rng = fresh_rng(seed)
-    c = SelfCheck("hw7.q2", student_ridge_stream, forbid=SOLVERS)
-    hint = (
-        "add Z.T @ Z and Z.T @ y of each chunk to running sums and count the rows n; after the "
-        "last chunk solve (ZᵀZ + λ n I) w = Zᵀy."
-    )
+def _fold_problem(rng, k, D=10, n=150):
+    X, y = _stream_problem(rng, n=n)
+    psi = _Features(3, D, seed=int(rng.integers(1000)))
+    Z = psi(X)
+    folds = rng.permutation(np.arange(n) % k)
+    G = np.array([Z[folds == f].T @ Z[folds == f] for f in range(k)])
+    cy = np.array([Z[folds == f].T @ y[folds == f] for f in range(k)])
+    s = np.array([y[folds == f] @ y[folds == f] for f in range(k)])
+    n_f = np.bincount(folds, minlength=k).astype(float)
+    return Z, y, folds, (G, cy, s, n_f)
 
-    @c.test("solves (ZᵀZ + λnI) w = Zᵀy over all rows (the gradient vanishes)", hint)
-    def _():
-        X, y = _stream_problem(rng)
-        psi = _Features(3, 24, seed=4)
-        lam = 1e-3
-        w = np.asarray(c.fn(chunks(X, y, 50), psi, lam), dtype=float)
-        Z = psi(X)
-        assert w.shape == (24,), f"w has shape {w.shape}, expected (24,)"
-        grad = Z.T @ (Z @ w - y) + lam * len(X) * w
-        close(grad / np.linalg.norm(Z.T @ y), np.zeros(24), atol=1e-8, what="the gradient")
+
+def _path(c, stats, lams, k, D):
+    errors, W = c.fn(*stats, lams)
+    errors, W = np.asarray(errors, dtype=float), np.asarray(W, dtype=float)
+    assert errors.shape == (len(lams),), f"errors has shape {errors.shape}"
+    assert W.shape == (len(lams), k, D), f"W has shape {W.shape}, expected {(len(lams), k, D)}"
+    return errors, W
+
+
+def q2(student_cv_path, *, seed=None):
+    """Check ``cv_path(G, c, s, n, lams) -> (errors, W)`` against the definitions on the rows."""
+    rng = fresh_rng(seed)
+    c = SelfCheck("hw7.q2", student_cv_path, forbid=SOLVERS)
+    k = int(rng.integers(3, 6))
+    Z, y, folds, stats = _fold_problem(rng, k)
+    lams = np.sort(10.0 ** rng.uniform(-4, 0, size=4))
 
     @c.test(
-        "reads the stream once and maps each chunk once",
-        "keep only the D × D and D-sized sums between chunks, never the rows or their features.",
+        "W[j, f] minimises the ridge objective on the rows outside fold f",
+        "the training rows of fold f are the other folds: their sums are the totals minus "
+        "fold f's, and n₋f counts the training rows, not all rows.",
     )
     def _():
-        X, y = _stream_problem(rng)
-        _one_shot_checks(c, X, y, _Features(3, 24, seed=5), lambda s, f: c.fn(s, f, 1e-3), 40)
+        _, W = _path(c, stats, lams, k, Z.shape[1])
+        for f in range(k):
+            Zt, yt = Z[folds != f], y[folds != f]
+            for j, lam in enumerate(lams):
+                grad = Zt.T @ (Zt @ W[j, f] - yt) + lam * len(yt) * W[j, f]
+                close(
+                    grad / np.linalg.norm(Zt.T @ yt),
+                    np.zeros(Z.shape[1]),
+                    atol=1e-8,
+                    what=f"the gradient of fold {f}'s training objective",
+                )
+
+    @c.test(
+        "errors[j] is the mean over all rows of the held-out squared errors of W[j]",
+        "expand ‖y_f − Z_f w‖² into terms that involve only G_f, c_f and s_f; divide the sum "
+        "over the folds by the number of rows.",
+    )
+    def _():
+        errors, W = _path(c, stats, lams, k, Z.shape[1])
+        for j in range(len(lams)):
+            held_out = sum(np.sum((y[folds == f] - Z[folds == f] @ W[j, f]) ** 2) for f in range(k))
+            close(errors[j], held_out / len(y), rtol=1e-7, what=f"errors[{j}]")
+
+    @c.test(
+        "renumbering the folds permutes W and leaves the errors unchanged",
+        "each fold is treated the same way, whatever its number.",
+    )
+    def _():
+        errors, W = _path(c, stats, lams, k, Z.shape[1])
+        perm = rng.permutation(k)
+        errors2, W2 = _path(c, tuple(a[perm] for a in stats), lams, k, Z.shape[1])
+        close(errors2, errors, rtol=1e-8, what="the errors after renumbering")
+        close(W2, W[:, perm], rtol=1e-7, atol=1e-10, what="W after renumbering")
+
+    c.finish()
+
+
+def _ridge_objective_gradient(Z, y, lam, w):
+    return Z.T @ (Z @ w - y) / len(y) + lam * w
+
+
+def q3(student_svrg_ridge, *, seed=None):
+    """Check ``svrg_ridge(read, psi, lam, step_size, n_epochs, w0)``: passes, fixed point, rate."""
+    rng = fresh_rng(seed)
+    c = SelfCheck("hw7.q3", student_svrg_ridge, forbid=SOLVERS)
+    hint = (
+        "an epoch is one pass for the full gradient μ at the snapshot w̃, then one pass of steps "
+        "along ∇f_i(w) − ∇f_i(w̃) + μ, row by row in stream order; then w̃ ← w."
+    )
+    X, y = _stream_problem(rng)
+    psi = _Features(3, 12, seed=int(rng.integers(1000)))
+    Z = psi(X)
+    lam = float(rng.uniform(0.05, 0.2))
+    w_star = np.linalg.solve(Z.T @ Z / len(y) + lam * np.eye(12), Z.T @ y / len(y))
+
+    @c.test("reads the stream twice per epoch and maps each chunk once per pass", hint)
+    def _():
+        epochs = int(rng.integers(1, 4))
+        read = _Reader(X, y, 40)
+        psi.calls.clear()
+        c.fn(read, psi, lam, 0.2, epochs, np.zeros(12))
+        assert read.passes == 2 * epochs, (
+            f"{read.passes} passes for {epochs} epoch(s): each epoch needs one pass for the "
+            "full gradient and one for the steps"
+        )
+        assert all(next(s, None) is None for s in read.streams), "a pass stopped early"
+        assert sum(psi.calls) == 2 * epochs * len(y), "ψ mapped a row more than once in a pass"
+        assert max(psi.calls) <= 40, "ψ got more rows at once than a chunk holds"
+
+    @c.test(
+        "started at the minimiser it stays there, and the input w0 is left unchanged",
+        "at the snapshot's own minimiser every corrected step vanishes: "
+        "the two per-row gradients cancel and μ is zero.",
+    )
+    def _():
+        w0 = w_star.copy()
+        w = np.asarray(c.fn(_Reader(X, y, 50), psi, lam, 0.3, 2, w0), dtype=float)
+        close(w0, w_star, rtol=0, atol=0, what="the input w0 after the call")
+        close(w, w_star, rtol=1e-8, atol=1e-10, what="w after two epochs from the minimiser")
+
+    @c.test(
+        "converges linearly: 15 epochs shrink the gradient of the objective ten-thousandfold",
+        "plain SGD with a constant step stalls at a noise floor; the control variate "
+        "∇f_i(w̃) − μ removes the noise as w̃ approaches the minimiser. "
+        + "The objective is (1/2n)Σ(z_iᵀw − y_i)² + (λ/2)‖w‖².",
+    )
+    def _():
+        w0 = rng.normal(size=12)
+        w = np.asarray(c.fn(_Reader(X, y, 25), psi, lam, 0.1, 15, w0), dtype=float)
+        g0 = np.linalg.norm(_ridge_objective_gradient(Z, y, lam, w0))
+        g = np.linalg.norm(_ridge_objective_gradient(Z, y, lam, w))
+        assert g <= 1e-4 * g0, f"the gradient shrank only by a factor {g0 / g:.3g}"
 
     @c.test(
         "the result does not depend on how the stream is cut into chunks",
-        "sums of ZᵀZ over chunks equal ZᵀZ of all rows; n counts rows, not chunks.",
+        "the steps visit the rows in stream order, one at a time, whatever the chunk sizes.",
     )
     def _():
-        X, y = _stream_problem(rng)
-        psi = _Features(3, 24, seed=6)
-        ws = [c.fn(chunks(X, y, size), psi, 1e-2) for size in (13, 200)]
-        close(ws[0], ws[1], rtol=1e-7, atol=1e-10, what="w with chunks of 13 against one chunk")
+        w0 = rng.normal(size=12)
+        ws = [c.fn(_Reader(X, y, size), psi, lam, 0.2, 2, w0) for size in (1, 30, 200)]
+        for w in ws[1:]:
+            close(w, ws[0], rtol=1e-8, atol=1e-10, what="w for two ways of chunking")
 
     c.finish()
