@@ -594,7 +594,7 @@ def test_every_graded_cell_has_hidden_tests_that_the_starter_lacks(path):
         assert "HIDDEN" not in cell["source"]
 
 
-@pytest.mark.parametrize("path", NO_DATA, ids=_ids(NO_DATA))
+@pytest.mark.parametrize("path", SOLUTIONS, ids=_ids(SOLUTIONS))
 def test_graded_cells_pass_200_reruns_on_the_solution(path):
     """Each graded cell, hidden tests included, draws fresh random inputs on every run; against
     the solution it passes every one of 200 runs (a fair grade does not depend on luck)."""
