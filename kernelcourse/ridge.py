@@ -419,7 +419,10 @@ def sparse_ridge_cg(
         Zt = Z.T.tocsr()  # Zᵀr as a row-major product: faster than a transposed CSR product
         Zsq = Z.multiply(Z)
         col_sq = np.asarray(Zsq.sum(axis=0)).ravel() if sw is None else Zsq.T @ sw
-        rmatvec = Zt.__matmul__
+
+        def rmatvec(R, out=None):
+            return Zt @ R if out is None else np.add(out, Zt @ R, out=out)
+
     else:  # BinCodes: the cell index of each point in each grid
         rmatvec, col_sq = Z.rmatvec, Z.column_sq_norms(sw)
     lam = float(lam)
@@ -429,14 +432,11 @@ def sparse_ridge_cg(
 
     def A(V):  # (ZᵀSZ + λI) v, with the intercept as the last, unpenalized coordinate
         if not fit_intercept:
-            out = rmatvec(weighted(Z @ V))
-            out += lam * V
-            return out
+            return rmatvec(weighted(Z @ V), out=lam * V)
         r = weighted(Z @ V[:D] + V[D])
-        out = np.empty_like(V)
-        out[:D] = rmatvec(r)
-        out[:D] += lam * V[:D]
+        out = lam * V
         out[D] = r.sum(axis=0)
+        rmatvec(r, out=out[:D])
         return out
 
     # M = blockdiag(Z_pᵀSZ_p) + λI = diag(ZᵀSZ) + λI; the intercept block is the count n
@@ -445,32 +445,45 @@ def sparse_ridge_cg(
     if fit_intercept:
         diag = np.append(diag, float(n) if sw is None else float(sw.sum()))
     SY = weighted(Y)
-    rhs = rmatvec(SY)
-    if fit_intercept:
-        rhs = np.vstack([rhs, SY.sum(axis=0, keepdims=True)])
-    diag = diag[:, None]
     # The columns are independent recursions. Together they share each pass over Z, but CG
     # keeps about eight (D, k) arrays, and numpy's column-wise updates of a narrow row-major
     # (D, k) array run several times slower than on one column. So the columns go in groups
     # that keep each array under _CG_GROUP_BYTES: all k together when D is small, one at a
-    # time when binning features give D ≈ 10⁷ (memory as for one target, too).
-    group = max(1, _CG_GROUP_BYTES // (8 * rhs.shape[0]))
-    W = np.empty_like(rhs)
+    # time when binning features give D ≈ 10⁷ (then the memory is that of one target, plus
+    # the k columns of the solution).
+    size = D + 1 if fit_intercept else D
+    group = max(1, _CG_GROUP_BYTES // (8 * size))
+    W = np.empty((size, Y.shape[1]))
+    diag = diag[:, None]
+    buffer = {}
+
+    def precondition(R):  # M⁻¹R into one buffer per group: block_cg uses it before the next call
+        out = buffer.get(R.shape)
+        if out is None:
+            buffer.clear()
+            out = buffer[R.shape] = np.empty(R.shape)
+        return np.divide(R, diag, out=out)
+
     histories, n_iter, worst, statuses = [], 0, 0.0, set()
-    for start in range(0, rhs.shape[1], group):
+    for start in range(0, Y.shape[1], group):
         cols = slice(start, start + group)
+        rhs = rmatvec(np.ascontiguousarray(SY[:, cols]))
+        if fit_intercept:
+            rhs = np.vstack([rhs, SY[:, cols].sum(axis=0, keepdims=True)])
         result = solvers.block_cg(
             A,
-            rhs[:, cols],
-            preconditioner=lambda R: R / diag,
+            rhs,
+            preconditioner=precondition,
             max_iter=max_iter,
             tol=tol,
             callback=None if callback is None else (lambda it, X, res: callback(it, res)),
         )
+        del rhs
         W[:, cols] = result.x
         histories.append(result.history)
         n_iter, worst = max(n_iter, result.n_iter), max(worst, result.residual)
         statuses.add(result.status)
+        del result
     # the largest residual over the groups after each iteration (a group that stopped early
     # keeps its last)
     longest = max(len(h) for h in histories)

@@ -119,7 +119,8 @@ def block_cg(
     B : array of shape (n, k)
     xp : array namespace or None (numpy)
     preconditioner : callable or None
-        ``preconditioner(R)`` returns :math:`M^{-1} R` for a symmetric positive definite M.
+        ``preconditioner(R)`` returns :math:`M^{-1} R` for a symmetric positive definite M. Its
+        result is used before the next call, so it may write every result into one buffer.
     max_iter, tol : int, float
         Stop after ``max_iter`` iterations, or once every column's relative residual
         :math:`\|b_j - H x_j\| / \|b_j\|` is at most ``tol``.

@@ -129,3 +129,19 @@ def test_per_feature_gamma_is_checked(gamma, match):
     with pytest.raises(ValueError, match=match) as err:
         RandomBinningFeatures(gamma=gamma, n_grids=5).fit(_data(10, 3))
     assert "gamma" in str(err.value)
+
+
+def test_bin_codes_rmatvec_accumulates_into_out():
+    # Zᵀr + λv in place, as the ridge solver asks for it, equals the two-step sum
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    codes = RandomBinningFeatures(gamma=1.0, n_grids=8, random_state=0).fit_transform_codes(X)
+    R = rng.normal(size=(200, 2))
+    V = rng.normal(size=(codes.shape[1], 2))
+    out = 0.5 * V
+    assert codes.rmatvec(R, out=out) is out
+    np.testing.assert_allclose(out, codes.rmatvec(R) + 0.5 * V, rtol=1e-12)
+    with pytest.raises(ValueError, match="out must be a C-contiguous float64"):
+        codes.rmatvec(R, out=np.zeros((codes.shape[1], 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="out must be"):
+        codes.rmatvec(R, out=np.zeros((codes.shape[1], 3)))

@@ -333,12 +333,23 @@ class BinCodes:
         _codes_matvec(self.codes, self.offsets, V2, self.scale, out)
         return out[:, 0] if vector else out
 
-    def rmatvec(self, R):
-        """Zᵀ R."""
+    def rmatvec(self, R, out=None):
+        """Zᵀ R; with ``out`` (a C-contiguous float64 array of shape (D, k)), out + Zᵀ R,
+        accumulated in place (so that Zᵀr + λv needs no second (D, k) array)."""
         R2, vector = self._as_2d(R, self.shape[0])
-        out = np.zeros((self.shape[1], R2.shape[1]))
+        if out is None:
+            out = np.zeros((self.shape[1], R2.shape[1]))
+        elif (
+            out.shape != (self.shape[1], R2.shape[1])
+            or out.dtype != np.float64
+            or not out.flags.c_contiguous
+        ):
+            raise ValueError(
+                f"out must be a C-contiguous float64 array of shape {(self.shape[1], R2.shape[1])}"
+                f", got {out.dtype} {out.shape}."
+            )
         _codes_rmatvec(self.codes, self.offsets, R2, self.scale, out)
-        return out[:, 0] if vector else out
+        return out[:, 0] if vector and out.ndim == 2 else out
 
     def column_sq_norms(self, weights=None):
         r"""diag(ZᵀZ) = (cell counts) / P: the exact block diagonal of ZᵀZ; with row weights
