@@ -84,4 +84,9 @@ def test_scale_record_matches_its_benchmark():
     binning = record["validation"]["binning"]
     assert {"grid", "chosen", "base_gamma", "group_factors"} <= set(binning)
     assert len(binning["chosen"]["gamma"]) == record["data"]["n_features"]
-    assert {r["method"] for r in record["runs"]} == set(bench.METHODS)
+    assert {(r.get("task", "binary"), r["method"]) for r in record["runs"]} == {
+        (task, m) for task, methods in bench.TASKS.items() for m in methods
+    }
+    assert {"binning_multiclass", "trees_binary", "trees_multiclass"} <= set(record["validation"])
+    mc = record["validation"]["binning_multiclass"]
+    assert mc["chosen"]["gamma"] == [mc["gamma_scale"] * g for g in binning["chosen"]["gamma"]]

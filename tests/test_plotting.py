@@ -49,3 +49,24 @@ def test_accuracy_time_pareto_draws_runs_front_and_references():
     with pytest.raises(ValueError, match="no run"):
         plotting.accuracy_time_pareto(ax, [{"method": "x"}])
     matplotlib.pyplot.close(fig)
+
+
+def test_accuracy_time_pareto_keeps_labels_of_close_runs_apart():
+    # three runs within a few percent of each other and of each other's time: their names
+    # must not be written over each other
+    fig, ax = plotting.new_figure()
+    runs = [
+        {"method": "random forest", "accuracy": 0.965, "fit_s": 57.0},
+        {"method": "extremely randomized trees", "accuracy": 0.962, "fit_s": 60.0},
+        {"method": "gradient-boosted trees", "accuracy": 0.977, "fit_s": 137.0},
+        {"method": "random binning", "accuracy": 0.98, "fit_s": 45.0},
+        {"method": "far below", "accuracy": 0.78, "fit_s": 21.0},
+    ]
+    plotting.accuracy_time_pareto(ax, runs)
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    assert len(boxes) == len(runs)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b)
+    matplotlib.pyplot.close(fig)

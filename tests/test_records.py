@@ -28,24 +28,78 @@ def test_pct_and_seconds():
 
 
 def test_forest_table_has_every_finished_run(forest):
+    for task in records.FOREST_TASKS:
+        table = records.forest_table(forest, task)
+        runs = [r for r in forest["runs"] if r.get("task", "binary") == task]
+        assert len(table.cells) == len(runs)  # finished runs, and any that did not finish
+        assert all(len(row) == len(table.headers) for row in table.cells)
     table = records.forest_table(forest)
-    finished = [r for r in forest["runs"] if "accuracy" in r]
-    assert len(table.cells) == len(finished)
     by_method = {row[0]: row for row in table.cells}
     binning = by_method["random binning + ridge"]
-    run = next(r for r in finished if r["method"] == "random_binning_ridge")
+    run = records.forest_runs(forest)["random_binning_ridge"]
     assert binning[2] == records.pct(run["accuracy"])
     # the published accuracy sits beside the two methods Rahimi & Recht report
     assert binning[3] == "97.8 %"
     assert by_method["Fourier features + ridge"][3] == "88.4 %"
     assert by_method["Nyström-FALKON"][3] == "—"
+    assert by_method["random forest"][3] == "—"
+    # the 7-class table has no published column
+    assert "Rahimi & Recht" not in records.forest_table(forest, "multiclass").headers
+
+
+def test_forest_table_says_which_runs_kept_to_the_budgets(forest):
+    record = copy.deepcopy(forest)
+    slow = next(r for r in record["runs"] if r["method"] == "random_forest")
+    slow["fit_s"] = 2 * record["budget_s"]
+    record["runs"].append({"method": "extra_trees", "task": slow["task"], "error": "out of time"})
+    table = records.forest_table(record, slow["task"])
+    rows = [row for row in table.cells if row[0] == "random forest"]
+    assert rows[0][-1] == "no"
+    failed = [row for row in table.cells if row[1] == "did not finish"]
+    assert len(failed) == 1 and failed[0][-1] == "no"
+    assert len(failed[0]) == len(table.headers)
+
+
+def test_forest_comparison_takes_the_best_tree_within_the_budgets(forest):
+    for task in records.FOREST_TASKS:
+        rb, best, tree, lead = records.forest_comparison(forest, task)
+        runs = records.forest_runs(forest, task)
+        assert best in records.TREE_METHODS and runs[best] is tree
+        assert lead == pytest.approx(100 * (rb["accuracy"] - tree["accuracy"]))
+        within = [
+            runs[m]["accuracy"]
+            for m in records.TREE_METHODS
+            if runs[m]["fit_s"] <= forest["budget_s"]
+            and runs[m]["peak_rss_bytes"] <= forest["memory_budget_bytes"]
+        ]
+        assert tree["accuracy"] == max(within)
+    # a tree that ran over the time budget is not the one compared with
+    record = copy.deepcopy(forest)
+    _, best, tree, _ = records.forest_comparison(record, "binary")
+    tree["fit_s"] = 10 * record["budget_s"]
+    assert records.forest_comparison(record, "binary")[1] != best
+
+
+def test_tree_trials_table_lists_every_forest_size_and_boosting_setting(forest):
+    for task in records.FOREST_TASKS:
+        trees = forest["validation"][f"trees_{task}"]
+        table = records.tree_trials_table(forest, task)
+        sizes = len(trees["random_forest"]["grid"]) + len(trees["extra_trees"]["grid"])
+        hgb = {
+            (r["learning_rate"], r["max_leaf_nodes"])
+            for r in trees["hist_gradient_boosting"]["grid"]
+        }
+        assert len(table.cells) == sizes + len(hgb)
+        assert sum(row[-1] == "yes" for row in table.cells) == 3  # one setting kept per model
 
 
 def test_forest_runs_select_the_task(forest):
     record = copy.deepcopy(forest)
-    record["runs"].append({**record["runs"][0], "task": "multiclass", "accuracy": 0.5})
+    before = records.forest_runs(record, "multiclass")
+    extra = {**record["runs"][0], "method": "a new method", "task": "multiclass", "accuracy": 0.5}
+    record["runs"].append(extra)
     assert all(r.get("task", "binary") == "binary" for r in records.forest_runs(record).values())
-    assert len(records.forest_runs(record, "multiclass")) == 1
+    assert len(records.forest_runs(record, "multiclass")) == len(before) + 1
 
 
 def test_binning_trials_table_lists_every_trial(forest):

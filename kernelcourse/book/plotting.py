@@ -404,13 +404,16 @@ def accuracy_time_pareto(ax, runs, *, time_key="fit_s", labels=None, references=
     )
     ax.plot([], [], "o", mfc="C0", mec="C0", ls="none", label="on the front")
     ax.plot([], [], "s", mfc="white", mec="C0", ls="none", label="dominated")
+    notes = []
     for r, ti, ai, on in zip(kept, t, acc, front, strict=True):
         ax.plot(ti, ai, "o" if on else "s", ms=7, mfc="C0" if on else "white", mec="C0")
-        ax.annotate(
-            labels.get(r["method"], r["method"]),
-            (ti, ai),
-            xytext=(5, 4),
-            textcoords="offset points",
+        notes.append(
+            ax.annotate(
+                labels.get(r["method"], r["method"]),
+                (ti, ai),
+                xytext=(5, 4),
+                textcoords="offset points",
+            )
         )
     # the published references go into the legend, which sits below the axes: a label
     # written next to its line would collide with a run that lands close to it
@@ -426,5 +429,47 @@ def accuracy_time_pareto(ax, runs, *, time_key="fit_s", labels=None, references=
     log_ticks(ax, "x")
     ax.set_xlabel("fit time (s, log scale)" if time_key == "fit_s" else f"{time_key} (s)")
     ax.set_ylabel("test accuracy (%)")
+    _separate_labels(ax, notes)
     legend_outside(ax, ncols=2)
     return front
+
+
+def _separate_labels(ax, notes, max_moves=8):
+    """Place point labels so that none overlaps an earlier one.
+
+    Runs of similar accuracy and time (several tree models, say) would otherwise write their
+    names over each other. From the most accurate run down, each label tries the four corners
+    of its point (right and above first), and if all four touch a placed label it moves down a
+    line at a time from the first."""
+    renderer = ax.figure.canvas.get_renderer()
+    placed = []
+    line = None
+    corners = [
+        ((5, 4), "left", "bottom"),
+        ((5, -4), "left", "top"),
+        ((-5, 4), "right", "bottom"),
+        ((-5, -4), "right", "top"),
+    ]
+
+    def free(note):
+        box = note.get_window_extent(renderer)
+        return not any(box.overlaps(other) for other in placed)
+
+    for note in sorted(notes, key=lambda a: -a.xy[1]):
+        for offset, ha, va in corners:
+            note.set_position(offset)
+            note.set_ha(ha)
+            note.set_va(va)
+            if free(note):
+                break
+        else:
+            note.set_position(corners[0][0])
+            note.set_ha("left")
+            note.set_va("bottom")
+            line = line or note.get_window_extent(renderer).height * 72 / ax.figure.dpi + 1
+            for _ in range(max_moves):
+                if free(note):
+                    break
+                dx, dy = note.get_position()
+                note.set_position((dx, dy - line))
+        placed.append(note.get_window_extent(renderer))
