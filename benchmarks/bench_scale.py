@@ -1,4 +1,4 @@
-"""Rahimi & Recht's Forest row on full Covertype: binning, Fourier, FALKON, SVM, out-of-core SGD.
+"""Rahimi & Recht's Forest row on full Covertype: the kernel methods against the tree models.
 
 The task of Rahimi & Recht (2007), Table 1, "Forest": cover type 2 against the rest, 522 910
 training and 58 102 test points (the Core Vector Machine split; here a seeded split of the
@@ -20,6 +20,14 @@ its own:
 * ``sgd_out_of_core``: ``FeatureSGDClassifier`` (strategy ⑤) fed by
   ``datasets.iter_covertype_chunks`` from the compressed file, never holding X; the same
   Fourier features as ``rff_ridge``, so its accuracy compares with the in-memory ridge.
+* the tree ensembles practitioners use on tabular data, scikit-learn's
+  ``HistGradientBoostingClassifier``, ``RandomForestClassifier`` and ``ExtraTreesClassifier``,
+  their main settings validated on the same held-out rows (:func:`validate_trees`).
+
+A second task, all seven cover types on the same split (lecture 004's task at full size),
+runs random binning (``FeatureRidgeClassifier``: the seven one-vs-rest targets on one set of
+cell indices, the binary task's γ_k scaled by a validated factor, with λ and P) and the three
+tree models.
 
 Accuracy, fit and predict time, peak memory and the load average go to
 ``kernelcourse/benchmark_results/scale_covertype.json`` (read it with
@@ -49,7 +57,7 @@ from ._timing import result
 
 RESULTS = benchmark_results_dir() / "scale_covertype.json"
 #: ``python -m benchmarks`` skips this module unless ``scale`` is named: a full run takes
-#: about half an hour
+#: one and a half to two hours on two cores
 RUN_ONLY_WHEN_NAMED = True
 
 #: Rahimi & Recht (2007), Table 1, Forest row: test error in percent
