@@ -215,11 +215,13 @@ def accuracy(pred, y):
     return float(np.mean(pred == y))
 
 
-def _binning_model(gamma, n_grids, lam, tol, max_iter):
+def _binning_model(gamma, n_grids, lam, tol, max_iter, classifier=False):
+    """Ridge on random binning features: a regressor of the ±1 labels (binary task, its sign
+    decides), or ``FeatureRidgeClassifier`` for several classes."""
     from kernelcourse.features import RandomBinningFeatures
-    from kernelcourse.ridge import FeatureRidge
+    from kernelcourse.ridge import FeatureRidge, FeatureRidgeClassifier
 
-    return FeatureRidge(
+    return (FeatureRidgeClassifier if classifier else FeatureRidge)(
         RandomBinningFeatures(gamma=gamma, n_grids=n_grids, random_state=SEED),
         lam=lam,
         tol=tol,
@@ -378,18 +380,6 @@ def _affordable(rows, growth):
     ]
 
 
-def _multiclass_binning(gamma, n_grids, lam, tol, max_iter):
-    from kernelcourse.features import RandomBinningFeatures
-    from kernelcourse.ridge import FeatureRidgeClassifier
-
-    return FeatureRidgeClassifier(
-        RandomBinningFeatures(gamma=gamma, n_grids=n_grids, random_state=SEED),
-        lam=lam,
-        tol=tol,
-        max_iter=max_iter,
-    )
-
-
 def validate_binning_multiclass(X, y, settings, n_val, binary):
     """The 7-class task's random binning: the binary task's bandwidths γ_k (``binary``, the
     output of :func:`validate_binning`) scaled by one factor, and λ, at a cheap P; then the most
@@ -403,7 +393,7 @@ def validate_binning_multiclass(X, y, settings, n_val, binary):
     def run(scale, lam, P, stage):
         gamma = (scale * base).tolist()
         model, seconds, peak = _timed_fit(
-            _multiclass_binning(gamma, P, lam, **settings["binning"]), Xf, yf
+            _binning_model(gamma, P, lam, **settings["binning"], classifier=True), Xf, yf
         )
         row = {
             "stage": stage,
@@ -538,7 +528,9 @@ def make_model(method, n_train, settings, choices, task="binary"):
     if task == "multiclass":
         if method != "random_binning_ridge":
             raise ValueError(f"no 7-class run of {method!r}")
-        return _multiclass_binning(**choices["binning_multiclass"]["chosen"], **settings["binning"])
+        return _binning_model(
+            **choices["binning_multiclass"]["chosen"], **settings["binning"], classifier=True
+        )
     gamma = choices["rff"]["chosen"]["gamma"]
     if method == "random_binning_ridge":
         return _binning_model(**choices["binning"]["chosen"], **settings["binning"])
