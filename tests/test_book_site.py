@@ -842,12 +842,7 @@ COLUMN = r"""
 
 #: pages measured and known to overflow, each with what is wrong; they are still measured, and
 #: any other page that overflows fails
-KNOWN_OVERFLOW = {
-    "book/api/ridge.html": "numpydoc's parameter types and one inline formula (f^) of the ridge "
-    "estimators' docstrings run out of a 390 px column",
-    "book/api/scale.html": "numpydoc's parameter types and two inline formulas of the scale "
-    "estimators' docstrings run out of a 390 px column",
-}
+KNOWN_OVERFLOW: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("width", [1280, PHONE])
