@@ -250,23 +250,14 @@ def validate_binning(X, y, settings, n_val):
        every training point has a cell of its own in each grid, so the weights and the CG
        vectors have about P·n entries each.
     """
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-
     Xf, yf, Xv, yv = X[:-n_val], y[:-n_val], X[-n_val:], y[-n_val:]
     grid = settings["binning_grid"]
     rows = []
 
     def run(gamma, P, lam, stage, **extra):
-        tracemalloc.start()
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            model = _binning_model(gamma, P, lam, **settings["binning"]).fit(Xf, yf)
-        seconds = time.perf_counter() - start
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
+        model, seconds, peak = _timed_fit(
+            _binning_model(gamma, P, lam, **settings["binning"]), Xf, yf
+        )
         row = {
             "stage": stage,
             "gamma": gamma,
