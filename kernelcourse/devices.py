@@ -16,8 +16,8 @@ host with the estimator's ``random_state`` exactly as on the numpy path, so both
 same model up to round-off.
 
 Precision follows FALKON (Meanti et al. 2020): kernel blocks in the input's dtype (float32 is
-the fast choice on a GPU), the preconditioner, the conjugate-gradient vectors and the
-coefficients in float64 where the device supports it.
+the fast choice on a GPU); K_MM, the preconditioner, the products with the blocks, the
+conjugate-gradient vectors and the coefficients in float64 where the device supports it.
 """
 
 from __future__ import annotations
@@ -442,19 +442,18 @@ def nystroem_krr_fit(
     pitem = 4 if pdtype == xp.float32 else 8
     centers = xp.take(X, aa.from_numpy(center_indices, xp, device), axis=0)
     if sample_weight is None:
-        sw = sw_block = None
+        sw = None
         n_eff = n
         y_mean = xp.mean(Y, axis=0)
         Yc = Y - y_mean[None, :]
     else:
         sw = aa.from_numpy(np.asarray(sample_weight, dtype=np.float64), xp, device, pdtype)
-        sw_block = xp.astype(sw, dtype)
         n_eff = float(np.sum(sample_weight))
         y_mean = xp.sum(sw[:, None] * Y, axis=0) / n_eff
         Yc = (Y - y_mean[None, :]) * sw[:, None]
     resident = _falkon_memory(M, itemsize, pitem) + (M * M * pitem if precompute else 0)
-    # a block of K_nM, its distance temporaries and (precompute) its float64 copy
-    row_bytes = M * (2 * itemsize + (pitem if precompute else 0))
+    # a block of K_nM, its distance temporaries and its copy in the products' dtype
+    row_bytes = M * (2 * itemsize + (pitem if pitem != itemsize else 0))
     rows = aa.block_rows(
         row_bytes, block_size, xp=xp, device=device, resident=resident, what="K_nM"
     )
@@ -464,31 +463,34 @@ def nystroem_krr_fit(
             if progress and progress.due():  # a pass over a large X can itself take minutes
                 progress.report(f"pass over the data: {start} of {n} rows")
             stop = min(start + rows, n)
-            yield start, stop, gram_block(kernel, X[start:stop, :], centers, xp=xp)
+            Kb = gram_block(kernel, X[start:stop, :], centers, xp=xp)
+            yield start, stop, Kb if Kb.dtype == pdtype else xp.astype(Kb, pdtype)
 
     def products(V):  # K_nMᵀ S K_nM V
+        # float32 blocks, products in the preconditioner's dtype: V rounded to float32 would
+        # put an error of ε₃₂‖K‖‖V‖ into every product, which 1/λ magnifies (as on the host)
         out = xp.zeros(V.shape, dtype=pdtype, device=device)
-        Vb = xp.astype(V, dtype)
-        for start, stop, Kb in blocks():
-            KV = Kb @ Vb
-            if sw_block is not None:
-                KV = KV * sw_block[start:stop, None]
-            out += xp.astype(Kb.T @ KV, pdtype)
+        for start, stop, Kp in blocks():
+            KV = Kp @ V
+            if sw is not None:
+                KV = KV * sw[start:stop, None]
+            out += Kp.T @ KV
         return out
 
     rhs = xp.zeros((M, Y.shape[1]), dtype=pdtype, device=device)
     gram = xp.zeros((M, M), dtype=pdtype, device=device) if precompute else None
-    for start, stop, Kb in blocks():
-        rhs += xp.astype(Kb.T @ xp.astype(Yc[start:stop, :], dtype), pdtype)
+    for start, stop, Kp in blocks():
+        rhs += Kp.T @ Yc[start:stop, :]
         if gram is not None:
-            Kp = xp.astype(Kb, pdtype)
             if sw is None:
                 gram += Kp.T @ Kp
             else:
                 gram += Kp.T @ (Kp * sw[start:stop, None])
     eps = float(xp.finfo(dtype).eps)
+    # K_MM in the preconditioner's dtype (M² entries against the blocks' nM), jittered by
+    # M·ε·max K_ii with ε of the blocks' dtype, as on the host (scale.NystroemKRR)
     precond = solvers.FalkonPreconditioner(
-        xp.astype(gram_block(kernel, centers, xp=xp), pdtype),
+        gram_block(kernel, xp.astype(centers, pdtype), xp=xp),
         lam,
         n_eff,
         xp=xp,

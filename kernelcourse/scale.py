@@ -448,8 +448,12 @@ class _BaseNystroemKRR(BaseEstimator):
         n_eff = len(X) if sw is None else float(sw.sum())
         lam = float(self.lam)
         eps = float(np.finfo(np.dtype(self.dtype)).eps)
-        KMM = np.asarray(finite_gram(self.kernel_, centers, name="the centres"), np.float64)
-        # jitter of M·ε·max K_ii with ε of the blocks' dtype on K_MM, as FALKON does
+        # K_MM in float64 whatever the blocks' dtype (M² entries against the blocks' nM), so
+        # that the regulariser λnK_MM is K_MM itself: a float32 K_MM, or the jitter of
+        # M·ε·max K_ii its Cholesky factor needs (ε of the blocks' dtype, as in FALKON),
+        # moved small-λ solutions by percents. The jitter stays in the preconditioner only.
+        c64 = centers.astype(np.float64, copy=False)
+        KMM = np.asarray(finite_gram(self.kernel_, c64, name="the centres"), np.float64)
         precond = solvers.FalkonPreconditioner(KMM, lam, n_eff, kind=self.preconditioner, eps=eps)
         gram = None
         if self.precompute:

@@ -459,12 +459,16 @@ class FalkonPreconditioner:
     xp : array namespace or None (numpy)
     kind : {"falkon", None}
     eps : float or None
-        The precision K_MM was computed in, which sets the first jitter of T.
+        The precision of the kernel blocks (float32: 1.2e-7), which sets the first jitter of
+        T; K_MM itself is best given in float64.
 
     Attributes
     ----------
     shift : float
-        The jitter that was added to K_MM.
+        The jitter s in :math:`T^TT = K_{MM} + sI`. Where ``eps`` is coarser than K_MM's
+        own precision, :meth:`kmm` takes the excess off again: the system keeps the
+        regulariser :math:`\lambda n(K_{MM} + s'I)` with the jitter
+        :math:`s' = s\,\varepsilon_{K_{MM}}/\varepsilon` of K_MM's own precision.
 
     See Also
     --------
@@ -494,10 +498,15 @@ class FalkonPreconditioner:
         self.M = KMM.shape[0]
         self.sqrt_n = math.sqrt(n)
         self.kind = kind
-        self.shift = 0.0
+        self.shift = self._excess = 0.0
         if kind == "falkon":
+            own = float(self.xp.finfo(KMM.dtype).eps)
             self.T, self.shift = cholesky_jitter(KMM, xp=self.xp, name="K_MM", eps=eps)
             del KMM
+            # T's jitter is sized to the blocks' precision; the regulariser keeps only the
+            # jitter of K_MM's own precision (the same multiple of its ε), which a float64
+            # K_MM needs to be positive definite but which is far below any λ
+            self._excess = self.shift * (1.0 - own / (own if eps is None else float(eps)))
             TTt = self.T @ self.T.T
             TTt /= self.M
             TTt = aa.add_to_diagonal(TTt, lam, self.xp)
@@ -523,10 +532,12 @@ class FalkonPreconditioner:
         return aa.solve_triangular(self.A, inner, xp, transpose=True) / self.sqrt_n
 
     def kmm(self, V):
-        """K_MM V (as TᵀT V once K_MM itself is gone)."""
+        """K_MM V, as TᵀT V less the excess jitter once K_MM itself is gone: a jitter sized
+        to float32 blocks belongs to the preconditioner, not to the regulariser λnK_MM."""
         if self.T is None:
             return self._KMM @ V
-        return self.T.T @ (self.T @ V)
+        KV = self.T.T @ (self.T @ V)
+        return KV - self._excess * V if self._excess > 0 else KV
 
 
 @dataclass
