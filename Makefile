@@ -61,11 +61,13 @@ $(STAMP):
 book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going
 
-# Two workers (notebooks stay whole on one worker with --dist loadscope): within 20 minutes on
-# two cores.
+# Two workers (notebooks stay whole on one worker with --dist loadscope), one BLAS thread
+# each: on two cores a second BLAS thread per worker only waits for a core, and small
+# products then run several times slower. Within 20 minutes on two cores.
 test: $(STAMP)
-	$(PY) -m pytest tests book $(NBVAL) -n 2 --dist loadscope --ignore=tests/test_book_site.py \
-	  --ignore=tests/test_book_pdf.py
+	env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	  $(PY) -m pytest tests book $(NBVAL) -n 2 --dist loadscope \
+	  --ignore=tests/test_book_site.py --ignore=tests/test_book_pdf.py
 	$(MAKE) --no-print-directory doctest
 	$(MAKE) --no-print-directory nbval-perturbed
 	$(MAKE) --no-print-directory book-test

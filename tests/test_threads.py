@@ -1,6 +1,7 @@
 """Thread helpers: the row-block runner behind the feature maps visits every row once, at
 any thread count, with one BLAS thread per block."""
 
+import os
 import threading
 
 import numpy as np
@@ -135,8 +136,13 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
+assert all(n == 2 for _, n in before), before
 assert blas() == before, (before, blas())
 print("restored")
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    # two BLAS threads to start from, whatever the test run itself uses
+    env = {**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
     assert out.returncode == 0 and "restored" in out.stdout, out.stderr[-2000:]
