@@ -247,7 +247,7 @@ class _RowCache:
         return np.asarray(store[slot], dtype=np.float64)
 
     def products(self, beta, cols):
-        """(K β)[cols], a block of support vectors at a time."""
+        """(K β)[cols], a block of the nonzero β at a time."""
         sv = np.flatnonzero(beta)
         out = np.zeros(len(cols))
         Xc = self.X[cols]
@@ -501,7 +501,18 @@ def smo_solve(
         gram.set_active(act)
         return act, beta[act], v[act], U[act], L[act], diag[act]
 
+    def rebuild():
+        # The gradient of the shrunk variables, LIBSVM's reconstruct_gradient done against a
+        # snapshot: v_t was exact when t was dropped, and since then only the β_j that moved
+        # change it. Variables bound at the same end then and now (most support vectors)
+        # cost nothing, as with LIBSVM's G_bar, and none needs a full-length kernel row.
+        beta[act], v[act] = ba, va
+        for out, b0 in snapshots:
+            v[out] -= gram.products(beta - b0, out)
+        snapshots.clear()
+
     act, ba, va, Ua, La, da = activate(np.arange(n))
+    snapshots = []  # (variables dropped by one shrinking, β when they were dropped)
     pos = np.arange(n)  # position of each variable among the active ones (−1: shrunk)
     prev = np.empty(0, dtype=np.intp)  # the previous working set (global indices)
     Q = None
@@ -534,6 +545,7 @@ def smo_solve(
                 stuck = (~up & (va > m)) | (~low & (va < M))
                 if int(stuck.sum()) >= max(na // 4, q // 2):
                     beta[act], v[act] = ba, va
+                    snapshots.append((act[stuck], beta.copy()))
                     act, ba, va, Ua, La, da = activate(act[~stuck])
                     pos = np.full(n, -1)
                     pos[act] = np.arange(len(act))
@@ -574,9 +586,7 @@ def smo_solve(
         if not gap > tol:
             if na < n:
                 # Unshrink: rebuild v of the dropped variables, check the KKT conditions again.
-                beta[act], v[act] = ba, va
-                out = np.setdiff1d(np.arange(n), act)
-                v[out] = y[out] - gram.products(beta, out)
+                rebuild()
                 act, ba, va, Ua, La, da = activate(np.arange(n))
                 pos, prev, Q, use_shrink = np.arange(n), act[:0], None, False
                 continue
@@ -589,10 +599,7 @@ def smo_solve(
                 f"SMO step {it}: KKT gap m − M = {gap:.3e} (tol {tol:g}), "
                 f"{na} of {n} variables active"
             )
-    beta[act], v[act] = ba, va
-    if len(act) < n:  # stopped early while shrunk: the gradient of the dropped ones is stale
-        out = np.setdiff1d(np.arange(n), act)
-        v[out] = y[out] - gram.products(beta, out)
+    rebuild()  # stopped early while shrunk: the gradient of the dropped ones is stale
     if isinstance(gram, _FullGram):
         v = y - gram.K @ beta  # one streaming pass: the exact gradient at the end
     f = y - v
