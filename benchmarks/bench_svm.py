@@ -262,7 +262,7 @@ def readme_table(record):
         "",
         "| n | KernelSVC | LIBSVM | oneDAL | LIBSVM / ours | oneDAL / ours "
         "| dual objective (ours, LIBSVM, oneDAL) | test accuracy % "
-        "| peak memory MB (ours, LIBSVM, oneDAL) |",
+        "| peak RSS MB (ours, LIBSVM, oneDAL) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
 
@@ -310,3 +310,8 @@ def run(smoke=False):
             result(f"PrimalSVC.fit {loss} n={n} D={D} (agree {agree:.4f})", t_ours, t_ref, 1.0)
         )
     return [r for r in rows if not r.get("skipped")] if smoke else rows
+
+
+if __name__ == "__main__":
+    # the README's table, printed from the stored record (pasted, never typed)
+    print(readme_table(json.loads(RECORD.read_text())))
