@@ -30,6 +30,7 @@ import math
 import numbers
 
 import numpy as np
+from numba import njit
 from scipy.spatial.distance import cdist, pdist, squareform
 
 from ._validation import (
@@ -37,6 +38,7 @@ from ._validation import (
     check_nonnegative,
     check_positive,
     check_same_features,
+    finite_gram,
 )
 
 __all__ = [
@@ -104,6 +106,19 @@ class Kernel:
         if not np.isfinite(total) and not np.isfinite(K).all():
             raise _overflow_error(self, "Gram matrix", X, Y, x_name, y_name)
         return K
+
+    def _against(self, Y):
+        """``(X, out) ↦ K(X, Y)`` for many blocks X against one fixed Y (finite float arrays
+        of one dtype, as a solver holds them), checked as a call is and written into ``out``
+        (shape (len(X), len(Y))): an SVM's kernel rows against its active points, into a
+        buffer that is reused because a fresh block of that size costs its page faults on
+        every call. A kernel that can do the work depending on Y alone once overrides it."""
+
+        def rows(X, out):
+            out[...] = finite_gram(self, X, Y)
+            return out
+
+        return rows
 
     def diag(self, X):
         """The diagonal ``K(x_i, x_i)`` without forming the Gram matrix."""
@@ -462,8 +477,71 @@ class RBF(Kernel):
             np.fill_diagonal(E, 0)
         return np.exp(E, out=E)
 
+    def _against(self, Y):
+        # The right factor [2γ y, −γ‖y‖², −1] of _gram's product, the centring and the
+        # bound that rules out overflow are computed once for all blocks against Y.
+        if np.ndim(self.gamma) != 0:
+            return super()._against(Y)
+        c = Y.mean(axis=0, dtype=np.float64).astype(Y.dtype)
+        Yc = Y - c
+        if float(np.abs(Yc).max(initial=0.0)) > _SQUARE_SAFE:
+            return super()._against(Y)
+        g = self.gamma
+        with np.errstate(over="ignore", invalid="ignore"):
+            hy = g * np.einsum("ij,ij->i", Yc, Yc)
+            right = np.hstack([(2.0 * g) * Yc, -hy[:, None], -np.ones((len(Yc), 1), Yc.dtype)])
+            right_norm = float(np.sqrt(np.einsum("ij,ij->i", right, right).max(initial=0.0)))
+        huge = float(np.finfo(Y.dtype).max) / 4
+
+        def rows(X, out):
+            Xc = X - c
+            if X.dtype != out.dtype or float(np.abs(Xc).max(initial=0.0)) > _SQUARE_SAFE:
+                out[...] = self._checked_gram(X, Y)
+                return out
+            with np.errstate(over="ignore", invalid="ignore"):
+                h = g * np.einsum("ij,ij->i", Xc, Xc)
+                left = np.hstack([Xc, np.ones((len(Xc), 1), Xc.dtype), h[:, None]])
+                E = np.matmul(left, right.T, out=out)
+                _clip_near_pairs(E, Xc, Yc, h, hy, 64 * float(np.finfo(E.dtype).eps), g)
+                np.exp(E, out=E)
+                left_norm = float(np.sqrt(np.einsum("ij,ij->i", left, left).max(initial=0)))
+            # |left_i · right_j| <= ‖left_i‖ ‖right_j‖ (Cauchy–Schwarz): below the float
+            # range, no entry can be NaN or infinite, and the block needs no check
+            if not left_norm * right_norm < huge and not np.isfinite(E).all():
+                raise _overflow_error(self, "Gram matrix", X, Y, "X", "Y")
+            return E
+
+        return rows
+
     def _diag(self, X):
         return np.ones(len(X), dtype=X.dtype)
+
+
+@njit(cache=True, nogil=True)
+def _clip_near_pairs(E, X, Y, h, hy, rel, g):
+    """E = −γ‖x_i − y_j‖² from the expansion, made exact where it is at its round-off, in one
+    pass. The expansion's error in entry (i, j) is a few ε γ(‖x_i‖² + ‖y_j‖²) = ε (h_i + hy_j);
+    an entry within ``rel`` (64 ε) times that of 0 has no correct digit left and is recomputed
+    from the differences, as :func:`_refine_near_pairs` does with the largest norms of the
+    block. Positive entries (a distance below 0 by round-off) are among them. A row is
+    scanned in chunks whose test has no branch (it vectorises); near pairs are rare."""
+    n = E.shape[1]
+    for i in range(E.shape[0]):
+        row = E[i]
+        hi = h[i]
+        for start in range(0, n, 512):
+            stop = min(n, start + 512)
+            hit = False
+            for j in range(start, stop):
+                hit |= row[j] >= -rel * (hi + hy[j])
+            if hit:
+                for j in range(start, stop):
+                    if row[j] >= -rel * (hi + hy[j]):
+                        s = 0.0
+                        for k in range(X.shape[1]):
+                            d = float(X[i, k]) - float(Y[j, k])
+                            s += d * d
+                        row[j] = -g * s
 
 
 class Laplacian(Kernel):

@@ -177,6 +177,9 @@ class _RowCache:
                 self.dtype, self.X = np.dtype(np.float32), X32
         cap = max(q + 2, int(self.size_mb * 2**20 // (self.dtype.itemsize * n)))
         self.buffer = np.empty(min(cap, n) * n, dtype=self.dtype)  # touched as rows arrive
+        # rows are computed into one block reused throughout: a fresh one of this size would
+        # cost its page faults again on every call (as much as the product on some hosts)
+        self.scratch = np.empty(max(n, min(self.block_entries, cap * n)), dtype=self.dtype)
         self.act = None
         self.set_active(np.arange(n))
 
@@ -208,6 +211,15 @@ class _RowCache:
         self.store = self.buffer[: cap * n_act].reshape(cap, n_act)
         self.free = list(range(cap - 1, len(slots) - 1, -1))
         self.Xa = self.X if n_act == len(self.X) else self.X[act]
+        if isinstance(self.kernel, Kernel):  # the work on the active points done once
+            self.block = self.kernel._against(self.Xa)
+        else:
+
+            def block(A, out, Xa=self.Xa):
+                out[...] = finite_gram(self.kernel, A, Xa)
+                return out
+
+            self.block = block
 
     def rows(self, ids):
         glob = self.act[ids]
@@ -229,10 +241,12 @@ class _RowCache:
                 self.slots[int(glob[k])] = s
                 slot[k] = s
             missing = np.asarray(missing)
-            step = max(1, self.block_entries // self.store.shape[1])
+            n_act = self.store.shape[1]
+            step = max(1, len(self.scratch) // n_act)
             for start in range(0, len(missing), step):
                 part = missing[start : start + step]
-                self.store[slot[part]] = finite_gram(self.kernel, self.Xa[ids[part]], self.Xa)
+                out = self.scratch[: len(part) * n_act].reshape(len(part), n_act)
+                self.store[slot[part]] = self.block(self.Xa[ids[part]], out)
         return self.store, slot
 
     def worth_shrinking(self, n_act):
@@ -247,7 +261,7 @@ class _RowCache:
         return np.asarray(store[slot], dtype=np.float64)
 
     def products(self, beta, cols):
-        """(K β)[cols], a block of support vectors at a time."""
+        """(K β)[cols], a block of the nonzero β at a time."""
         sv = np.flatnonzero(beta)
         out = np.zeros(len(cols))
         Xc = self.X[cols]
@@ -394,9 +408,16 @@ def smo_solve(
     variables at a bound whose :math:`v_t` points out of the box (LIBSVM's rule: at
     :math:`U_t` with :math:`v_t > m`, or at :math:`L_t` with :math:`v_t < M`) are dropped once
     they are many; at convergence the gradient of the dropped ones is rebuilt and the KKT
-    conditions are checked on the whole problem again. That pays only where rows would be
-    computed again and again, so it runs only while the row cache holds less than half of
-    the active rows.
+    conditions are checked on the whole problem again. The rebuild is LIBSVM's
+    ``reconstruct_gradient`` without its running ``G_bar``: :math:`v_t` was exact when t was
+    dropped, so only the :math:`\beta_j` that moved since then enter
+    (:math:`v_t \mathrel{-}= \sum_j K_{tj}\,\Delta\beta_j`). A support vector bound at C then
+    and now, most of them on noisy data, costs nothing, as in ``G_bar``, and no kernel row
+    over the dropped columns (which the cache does not hold) is needed while solving. LIBSVM
+    also unshrinks once at a gap of 10 tol; here that would drop every cached row (rows span
+    the active columns), while the final rebuild is cheap. Shrinking pays only where rows
+    would be computed again and again, so it runs only while the row cache holds less than
+    half of the active rows.
 
     Parameters
     ----------
@@ -501,7 +522,18 @@ def smo_solve(
         gram.set_active(act)
         return act, beta[act], v[act], U[act], L[act], diag[act]
 
+    def rebuild():
+        # The gradient of the shrunk variables, LIBSVM's reconstruct_gradient done against a
+        # snapshot: v_t was exact when t was dropped, and since then only the β_j that moved
+        # change it. Variables bound at the same end then and now (most support vectors)
+        # cost nothing, as with LIBSVM's G_bar, and none needs a full-length kernel row.
+        beta[act], v[act] = ba, va
+        for out, b0 in snapshots:
+            v[out] -= gram.products(beta - b0, out)
+        snapshots.clear()
+
     act, ba, va, Ua, La, da = activate(np.arange(n))
+    snapshots = []  # (variables dropped by one shrinking, β when they were dropped)
     pos = np.arange(n)  # position of each variable among the active ones (−1: shrunk)
     prev = np.empty(0, dtype=np.intp)  # the previous working set (global indices)
     Q = None
@@ -534,6 +566,7 @@ def smo_solve(
                 stuck = (~up & (va > m)) | (~low & (va < M))
                 if int(stuck.sum()) >= max(na // 4, q // 2):
                     beta[act], v[act] = ba, va
+                    snapshots.append((act[stuck], beta.copy()))
                     act, ba, va, Ua, La, da = activate(act[~stuck])
                     pos = np.full(n, -1)
                     pos[act] = np.arange(len(act))
@@ -574,9 +607,7 @@ def smo_solve(
         if not gap > tol:
             if na < n:
                 # Unshrink: rebuild v of the dropped variables, check the KKT conditions again.
-                beta[act], v[act] = ba, va
-                out = np.setdiff1d(np.arange(n), act)
-                v[out] = y[out] - gram.products(beta, out)
+                rebuild()
                 act, ba, va, Ua, La, da = activate(np.arange(n))
                 pos, prev, Q, use_shrink = np.arange(n), act[:0], None, False
                 continue
@@ -589,10 +620,7 @@ def smo_solve(
                 f"SMO step {it}: KKT gap m − M = {gap:.3e} (tol {tol:g}), "
                 f"{na} of {n} variables active"
             )
-    beta[act], v[act] = ba, va
-    if len(act) < n:  # stopped early while shrunk: the gradient of the dropped ones is stale
-        out = np.setdiff1d(np.arange(n), act)
-        v[out] = y[out] - gram.products(beta, out)
+    rebuild()  # stopped early while shrunk: the gradient of the dropped ones is stale
     if isinstance(gram, _FullGram):
         v = y - gram.K @ beta  # one streaming pass: the exact gradient at the end
     f = y - v

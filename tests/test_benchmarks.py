@@ -90,3 +90,33 @@ def test_scale_record_matches_its_benchmark():
     assert {"binning_multiclass", "trees_binary", "trees_multiclass"} <= set(record["validation"])
     mc = record["validation"]["binning_multiclass"]
     assert mc["chosen"]["gamma"] == [mc["gamma_scale"] * g for g in binning["chosen"]["gamma"]]
+
+
+def test_readme_svm_table_is_read_from_the_record():
+    """The README's KernelSVC table is the stored record's (``python -m benchmarks.bench_svm``
+    prints it), and the record holds only rows whose solvers agreed."""
+    import pathlib
+
+    from benchmarks import bench_svm as bench
+    from kernelcourse.datasets import load_benchmark
+
+    record = load_benchmark("svm_covertype")
+    readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+    table = bench.readme_table(record)
+    assert table in readme
+    # the table's ratio columns, parsed back, are the record's times divided
+    rows = [ln for ln in readme.splitlines() if ln.startswith("| ") and "×" in ln]
+    assert len(rows) == len(record["rows"]) >= 1
+    for line, r in zip(rows, record["rows"], strict=True):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert int(cells[0].replace(",", "")) == r["n"]
+        for cell, peer in zip(cells[4:6], bench.SOLVERS[1:], strict=True):
+            if peer in r["fit_s"]:
+                ratio = r["fit_s"][peer] / r["fit_s"]["KernelSVC"]
+                assert float(cell.rstrip("×")) == pytest.approx(ratio, abs=0.006)
+        for peer in r["fit_s"]:
+            obj, ref = r["dual_objective"]["KernelSVC"], r["dual_objective"][peer]
+            assert abs(obj - ref) <= 1e-3 * abs(ref)
+            acc, acc_ref = r["test_accuracy"]["KernelSVC"], r["test_accuracy"][peer]
+            assert abs(acc - acc_ref) <= 1e-3
+    assert record["machine"]["cpu"] in readme

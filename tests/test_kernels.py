@@ -298,3 +298,36 @@ def test_repr_and_equality():
     assert repr(kn.Linear(np.eye(3))) == "Linear(A=<3×3 PSD matrix>)"
     assert kn.RBF(0.5) == kn.RBF(0.5) and kn.RBF(0.5) != kn.RBF(0.6)
     assert kn.Linear(np.eye(2)) == kn.Linear(np.eye(2))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("gamma", [0.05, 1e6, [0.1, 2.0, 0.5]])
+def test_rbf_rows_against_fixed_points_match_the_call(dtype, gamma):
+    # the solver's path: Y's share of the work done once, near pairs exact per entry
+    rng = np.random.default_rng(3)
+    Y = (rng.normal(size=(700, 3)) * [1.0, 50.0, 1.0] + 1e3).astype(dtype)
+    Y[5] = Y[17]  # a duplicate: K = 1 exactly, not 1 − round-off
+    k = kn.RBF(gamma)
+    against = k._against(Y)
+
+    def rows(X):
+        return against(X, np.empty((len(X), len(Y)), dtype=X.dtype))
+
+    for X in (Y[:40], Y[[17, 5, 3]], (Y[:9] + 0.25).astype(dtype)):
+        K = rows(X)
+        ref = k(X.astype(np.float64), Y.astype(np.float64))
+        assert K.dtype == dtype and K.shape == ref.shape
+        # float32 rows far apart carry the expansion's round-off, as the call's do
+        err_call = np.abs(k(X, Y) - ref).max()
+        assert np.abs(K - ref).max() <= max(200 * np.finfo(dtype).eps, 1.01 * err_call)
+    K = rows(Y[[5, 17]])
+    assert K[0, 5] == K[0, 17] == K[1, 5] == 1.0
+
+
+def test_rbf_rows_against_fixed_points_raise_on_overflow():
+    # float32 squares overflow beyond 1e19, as they do in a call
+    Y = np.array([[0.0, 1.0], [1e30, 0.0]], dtype=np.float32)
+    with pytest.raises(ValueError, match="RBF"):
+        kn.RBF(1.0)(Y[:1], Y)
+    with pytest.raises(ValueError, match="RBF"):
+        kn.RBF(1.0)._against(Y)(Y[:1], np.empty((1, 2), dtype=np.float32))

@@ -482,3 +482,69 @@ def test_multiclass_and_sample_weights_through_the_blocked_solver():
             ours._pair_decisions(Xte)[:, p], pair.decision_function(Xte), atol=0.02
         )
     assert np.mean(ours.predict(Xte) == ref.predict(Xte)) >= 0.99
+
+
+def _noisy_labels(n, seed):
+    # label noise puts most support vectors at their bound C: the case shrinking is for
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    y = np.where(np.linalg.norm(X[:, :3], axis=1) + 0.8 * rng.normal(size=n) > 1.6, 1, -1)
+    return X, y
+
+
+def test_shrunk_solve_with_bounded_support_vectors_matches_unshrunk_and_libsvm(monkeypatch):
+    from kernelcourse.svm import _RowCache
+
+    X, y = _noisy_labels(4000, seed=26)
+    shrunk = []
+    set_active = _RowCache.set_active
+
+    def spy(self, act):
+        shrunk.append(len(self.X) - len(act))
+        set_active(self, act)
+
+    monkeypatch.setattr(_RowCache, "set_active", spy)
+    # 8 MB holds 524 float32 rows of 4000: shrinking runs
+    a = KernelSVC(gamma=0.2, C=1.0, shrinking=True, cache_size=8).fit(X, y)
+    assert max(shrunk) > 1000  # variables were dropped, and their gradient rebuilt
+    b = KernelSVC(gamma=0.2, C=1.0, shrinking=False, cache_size=8).fit(X, y)
+    ref = SVC(gamma=0.2, C=1.0).fit(X, y)
+    alpha = np.abs(a.dual_coef_[0])
+    assert np.mean(alpha > 1 - 1e-12) > 0.8  # most support vectors at the bound
+    obj_ref = _dual_objective(RBF(0.2)(ref.support_vectors_), y, ref.dual_coef_[0])
+    for m in (a, b):
+        assert m.dual_objective_ == pytest.approx(obj_ref, rel=1e-4)
+        assert m.kkt_gap_[0] <= 1e-3
+    beta_a, beta_b = np.zeros(len(y)), np.zeros(len(y))
+    beta_a[a.support_], beta_b[b.support_] = a.dual_coef_[0], b.dual_coef_[0]
+    assert np.mean(np.abs(beta_a - beta_b) > 0.05) < 0.01
+    np.testing.assert_allclose(a.decision_function(X), ref.decision_function(X), atol=0.02)
+
+
+@pytest.mark.parametrize("max_iter", [3000, None])
+def test_gradient_rebuild_counts_only_the_coefficients_that_moved(max_iter, monkeypatch):
+    # v of a dropped variable is rebuilt from its value when it was dropped and the β that
+    # moved since; a variable that left its bound and came back to it adds nothing. Stopping
+    # early (max_iter) rebuilds while shrunk too. The objective, computed from v, must equal
+    # the one computed from β directly, and the rebuild must skip the unmoved bounded ones.
+    from kernelcourse.svm import _RowCache, smo_solve
+
+    X, y = _noisy_labels(4000, seed=27)
+    y = y.astype(float)
+    moved = []
+    products = _RowCache.products
+
+    def spy(self, coef, cols):
+        moved.append(np.count_nonzero(coef))
+        return products(self, coef, cols)
+
+    monkeypatch.setattr(_RowCache, "products", spy)
+    res = smo_solve(_RowCache(RBF(0.2), X, 8), y, 1.0, max_iter=max_iter)
+    assert moved, "no variable was shrunk"
+    K = RBF(0.2)(X)
+    exact = float(y @ res.beta - 0.5 * res.beta @ K @ res.beta)
+    assert res.dual_objective == pytest.approx(exact, rel=1e-7)
+    v = y - K @ res.beta
+    free = (res.beta < 1.0 * (y > 0)) & (res.beta > -1.0 * (y < 0))
+    assert res.intercept == pytest.approx(np.mean(v[free]), abs=1e-5)
+    assert max(moved) < 0.5 * np.count_nonzero(res.beta)
