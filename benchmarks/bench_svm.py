@@ -159,9 +159,10 @@ def _check_agreement(name, obj, acc, obj_ref, acc_ref):
 def _record_start(sizes, onedal):
     info = machine()
     if onedal is not None:
-        import sklearnex
+        import importlib.metadata
 
-        info["sklearnex"] = sklearnex.__version__
+        # the distribution's version: the module's own __version__ can be a build placeholder
+        info["sklearnex"] = importlib.metadata.version("scikit-learn-intelex")
     return {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": info,

@@ -136,3 +136,21 @@ def test_gpu_table_from_a_record():
     assert table.cells[0][:4] == ["Nyström-FALKON", "2 vs rest", "M = 50,000, γ = 0.1", "95.0 %"]
     assert table.cells[1][-1] == "4.0 GiB"
     assert records.machine_line(record).startswith("measured 2026-01-01 00:00 UTC on Some GPU")
+
+
+def test_svm_speed_table_from_the_record():
+    record = load_benchmark("svm_covertype")
+    table = records.svm_speed_table(record)
+    assert [row[0] for row in table.cells] == [f"{r['n']:,}" for r in record["rows"]]
+    first = record["rows"][0]
+    ratio = first["fit_s"]["LIBSVM"] / first["fit_s"]["KernelSVC"]
+    assert table.cells[0][4] == f"{ratio:.1f}×"
+    assert table.headers[-1] == "test accuracy, % (ours, LIBSVM, oneDAL)"
+    # without oneDAL (not installed), its columns are left out, not blank
+    lone = copy.deepcopy(record)
+    for r in lone["rows"]:
+        for key in ("fit_s", "test_accuracy"):
+            r[key].pop("oneDAL")
+    assert records.svm_speed_table(lone).headers == [
+        "n", "KernelSVC", "LIBSVM", "LIBSVM / ours", "test accuracy, % (ours, LIBSVM)"
+    ]

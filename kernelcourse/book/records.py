@@ -1,8 +1,8 @@
 """The stored full-size benchmark records, as the book's appendix shows them.
 
 ``python -m benchmarks scale`` (Rahimi & Recht's Forest row), ``python -m benchmarks
-lecture004`` (the Nyström against random features study at full size) and ``python -m benchmarks
-gpu`` write
+lecture004`` (the Nyström against random features study at full size), ``python -m benchmarks
+svm`` (``KernelSVC`` against LIBSVM and oneDAL) and ``python -m benchmarks gpu`` write
 JSON records that ship with the package (:func:`kernelcourse.datasets.load_benchmark` reads
 them). The functions here turn a record into the :class:`~kernelcourse.book.report.Table` the
 page prints, so the page holds prose and figures and no parsing.
@@ -26,6 +26,7 @@ __all__ = [
     "lecture004_svm_table",
     "lecture004_pca_table",
     "gpu_table",
+    "svm_speed_table",
     "machine_line",
 ]
 
@@ -365,3 +366,26 @@ def gpu_table(record):
         ["method", "task", "setting", "accuracy", "fit", "predict", "GPU memory"],
         title=f"Full Covertype on {record['machine'].get('gpu', 'a GPU')}",
     )
+
+
+def svm_speed_table(record):
+    """``KernelSVC`` against LIBSVM and oneDAL: fit times, the ratios (above 1: ours is
+    faster) and the test accuracies, one row per training size of the SVM record."""
+    rows = []
+    for r in record["rows"]:
+        t, acc = r["fit_s"], r["test_accuracy"]
+        peers = [p for p in ("LIBSVM", "oneDAL") if p in t]
+        rows.append(
+            [f"{r['n']:,}", seconds(t["KernelSVC"])]
+            + [seconds(t[p]) for p in peers]
+            + [f"{t[p] / t['KernelSVC']:.1f}×" for p in peers]
+            + [" / ".join(f"{100 * acc[m]:.2f}" for m in ("KernelSVC", *peers))]
+        )
+    peers = [p for p in ("LIBSVM", "oneDAL") if p in record["rows"][0]["fit_s"]]
+    header = (
+        ["n", "KernelSVC"]
+        + peers
+        + [f"{p} / ours" for p in peers]
+        + ["test accuracy, % (" + ", ".join(("ours", *peers)) + ")"]
+    )
+    return Table(rows, header, title="Fit time on Covertype, class 2 against the rest")
