@@ -13,8 +13,11 @@ its own:
   set (the last 58 102 shuffled training rows held out), every trial and the choice recorded;
 * ``rff_ridge``: ``StreamingFeatureRidge`` on D random Fourier features (D as large as the
   5-minute budget allows on two cores); γ chosen on a training subset;
-* ``nystroem_falkon``: ``NystroemKRRClassifier`` with λ = 1/√n as Rudi et al. prescribe and
-  the largest M the budget allows (they prescribe M ≈ √n log n);
+* ``nystroem_falkon``: ``NystroemKRRClassifier``, the Gaussian kernel with a γ_k per feature
+  (binning's validated factor per feature group, squared, times a validated scale) and λ
+  chosen on a training subset, then the largest M the budget allows (Rudi et al. ask for
+  M ≳ √n log n); ``nystroem_falkon_200k`` is the same model with M = 2000 on the first
+  200 000 training rows;
 * ``rff_linear_svm``: the lecture-004 pipeline, random Fourier features + linear SVM
   (``PrimalSVC``);
 * ``sgd_out_of_core``: ``FeatureSGDClassifier`` (strategy ⑤) fed by
@@ -102,7 +105,19 @@ FULL = {
     "rff_gamma_subset": 100_000,
     "rff_gamma_components": 2000,
     "rff": {"n_components": 4000, "lam": 1e-6, "block_size": 10_000},
-    "falkon": {"n_components": 4000, "max_iter": 20},
+    # Nyström-FALKON with the Gaussian kernel: a γ_k per feature, the square of binning's
+    # group factor times a validated scale, and λ, at ``n_components`` centres on the first
+    # ``subset`` fitting rows; then the largest M of ``n_components_grid`` the budget allows
+    "falkon_grid": {
+        "subset": 100_000,
+        "n_components": 2000,
+        "gamma_scale": [0.02, 0.05, 0.1],
+        "lam": [1e-6, 1e-7],
+        "n_components_grid": [2000, 4000, 6000, 8000, 10_000],
+    },
+    "falkon": {"max_iter": 20},
+    # the same model on the first 200 000 training rows with M = 2000: the fast end
+    "falkon_200k": {"n_rows": 200_000, "n_components": 2000},
     "svm": {"n_components": 300, "C": 1.0},
     "sgd": {
         "loss": "hinge",
@@ -143,7 +158,15 @@ SMOKE = {
     "rff_gamma_subset": 400,
     "rff_gamma_components": 50,
     "rff": {"n_components": 100, "lam": 1e-6, "block_size": 200},
-    "falkon": {"n_components": 60, "max_iter": 10},
+    "falkon_grid": {
+        "subset": 1000,
+        "n_components": 40,
+        "gamma_scale": [0.1, 0.3],
+        "lam": [1e-4],
+        "n_components_grid": [40, 80],
+    },
+    "falkon": {"max_iter": 10},
+    "falkon_200k": {"n_rows": 1200, "n_components": 40},
     "svm": {"n_components": 50, "C": 1.0},
     "sgd": {
         "loss": "hinge",
@@ -170,6 +193,7 @@ METHODS = (
     "random_binning_ridge",
     "rff_ridge",
     "nystroem_falkon",
+    "nystroem_falkon_200k",
     "rff_linear_svm",
     "sgd_out_of_core",
 )
@@ -343,6 +367,109 @@ def validate_rff_gamma(X, y, settings, n_val):
     return {"grid": rows, "chosen": {"gamma": best["gamma"]}}
 
 
+def _falkon_model(gamma, lam, n_components, max_iter):
+    from kernelcourse.scale import NystroemKRRClassifier
+
+    return NystroemKRRClassifier(
+        gamma=gamma,
+        lam=lam,
+        n_components=n_components,
+        max_iter=max_iter,
+        dtype=np.float32,  # float32 kernel tiles made and used in cache, float64 CG
+        random_state=SEED,
+    )
+
+
+def validate_falkon(X, y, settings, n_val, binning, rff_gamma=None):
+    """γ_k and λ of Nyström-FALKON on a training subset, then M by the budget.
+
+    The Gaussian kernel takes a γ_k per feature (automatic relevance determination) as the
+    Laplacian kernel of random binning does. Binning's validation has already found which
+    features deserve a finer scale (``binning``, the output of :func:`validate_binning`): a
+    Laplacian rate is an inverse length and a Gaussian γ an inverse squared length, so the
+    base is each feature's binning factor squared, scaled by a validated ``gamma_scale``.
+    Stage 1 fits ``n_components`` centres on the first ``subset`` fitting rows for each scale
+    and λ, and, for comparison, with one γ for every feature (``rff_gamma``, the one chosen
+    for Fourier features) at each λ. Stage 2 does not fit again: a CG iteration costs n·M
+    kernel entries and the fit about as many iterations at any size, so the fit time scales
+    as n·M from the stage-1 fit
+    (plus M³/3 for the Cholesky factors, whose float64 M × M matrices bound the memory);
+    the largest M of ``n_components_grid`` whose full fit fits the budgets is kept, since
+    more centres approximate the kernel better.
+    """
+    grid = settings["falkon_grid"]
+    m = min(grid["subset"], len(X) - n_val)
+    Xf, yf, Xv, yv = X[:m], y[:m], X[-n_val:], y[-n_val:]
+    groups = settings["binning_grid"]["feature_groups"]
+    base = np.ones(X.shape[1])
+    for name, cols in groups.items():
+        base[cols] = binning["group_factors"].get(name, 1.0) ** 2
+    M1, max_iter = grid["n_components"], settings["falkon"]["max_iter"]
+    rows = []
+    trials = [(None, lam) for lam in grid["lam"] if rff_gamma is not None]
+    trials += [(scale, lam) for scale in grid["gamma_scale"] for lam in grid["lam"]]
+    for scale, lam in trials:
+        gamma = float(rff_gamma) if scale is None else (scale * base).tolist()
+        model, seconds, peak = _timed_fit(_falkon_model(gamma, lam, M1, max_iter), Xf, yf)
+        row = {
+            "bandwidths": "one γ" if scale is None else "a γ_k per feature",
+            "gamma": float(rff_gamma) if scale is None else None,
+            "gamma_scale": scale,
+            "lam": lam,
+            "n_components": M1,
+            "n_rows": m,
+            "validation_accuracy": accuracy(model.predict(Xv), yv),
+            "seconds": seconds,
+            "fit_peak_bytes": int(peak),
+            "kept": False,
+        }
+        print(f"  validation {row}", flush=True)
+        rows.append(row)
+    best = max(rows, key=lambda r: r["validation_accuracy"])
+    best["kept"] = True
+    scale = best["gamma_scale"]
+    chosen_gamma = best["gamma"] if scale is None else (scale * base).tolist()
+    n_full = len(X)
+    per_entry = best["seconds"] / (m * M1)
+    A = np.random.default_rng(SEED).normal(size=(1000, 1000))
+    start = time.perf_counter()
+    A @ A
+    flop_rate = 2e9 / (time.perf_counter() - start)
+
+    def predicted(M):
+        # the passes over the data, and the factors of the preconditioner: about M³/3 for
+        # each Cholesky and M³ for TTᵀ
+        seconds = per_entry * n_full * M + 1.7 * M**3 / flop_rate
+        memory = 3 * 8 * M * M + 4 * n_full * X.shape[1]  # K_MM, T, A; X in float32
+        return seconds, memory
+
+    sizes = []
+    for M in grid["n_components_grid"]:
+        seconds, memory = predicted(M)
+        sizes.append(
+            {
+                "n_components": M,
+                "predicted_fit_s": seconds,
+                "predicted_peak_bytes": int(memory),
+                "affordable": bool(
+                    seconds <= BUDGET_FRACTION_FOR_P * BUDGET_S
+                    and memory <= MEMORY_BUDGET - BASELINE_BYTES
+                ),
+            }
+        )
+    fits = [r["n_components"] for r in sizes if r["affordable"]] or [M1]
+    return {
+        "grid": rows,
+        "sizes": sizes,
+        "chosen": {
+            "gamma": chosen_gamma,
+            "lam": best["lam"],
+            "n_components": max(fits),
+        },
+        "gamma_scale": best["gamma_scale"],
+    }
+
+
 def _timed_fit(model, X, y):
     """Fit; return the model, seconds and the tracemalloc peak of the fit."""
     import warnings
@@ -510,7 +637,7 @@ def validate_trees(X, y, settings, n_val, task):
 
 def make_model(method, n_train, settings, choices, task="binary"):
     from kernelcourse.features import RandomFourierFeatures
-    from kernelcourse.scale import NystroemKRRClassifier, StreamingFeatureRidge
+    from kernelcourse.scale import StreamingFeatureRidge
     from kernelcourse.sgd import FeatureSGDClassifier
     from kernelcourse.svm import PrimalSVC
 
@@ -535,14 +662,11 @@ def make_model(method, n_train, settings, choices, task="binary"):
             feats, lam=r["lam"] * n_train, fit_intercept=True, block_size=r["block_size"]
         )
     if method == "nystroem_falkon":
-        return NystroemKRRClassifier(
-            gamma=gamma,
-            lam=1.0 / np.sqrt(n_train),  # Rudi, Carratino & Rosasco (2017), theorem 3
-            precompute=True,
-            dtype=np.float32,
-            random_state=SEED,
-            **settings["falkon"],
-        )
+        return _falkon_model(**choices["falkon"]["chosen"], **settings["falkon"])
+    if method == "nystroem_falkon_200k":
+        chosen = {**choices["falkon"]["chosen"], **settings["falkon_200k"]}
+        chosen.pop("n_rows")
+        return _falkon_model(**chosen, **settings["falkon"])
     if method == "rff_linear_svm":
         from sklearn.pipeline import make_pipeline
 
@@ -566,6 +690,9 @@ def _load():
 
 def evaluate(method, X_train, y_train, X_test, y_test, settings, choices, task="binary"):
     """Fit one in-memory model; time, tracemalloc peak and test accuracy."""
+    if method == "nystroem_falkon_200k":  # a prefix of the (shuffled) training rows
+        rows = settings["falkon_200k"]["n_rows"]
+        X_train, y_train = X_train[:rows], y_train[:rows]
     model = make_model(method, len(X_train), settings, choices, task)
     load_before = _load()
     tracemalloc.start()
@@ -728,6 +855,7 @@ def _validate(record, task, same, X_train, y_train, path):
         "binning": ("binning_grid", "binning"),
         "rff": ("rff_gamma_grid",),
         "binning_multiclass": ("binning_multiclass_grid", "binning_grid", "binning"),
+        "falkon": ("falkon_grid", "falkon", "binning_grid", "binning"),
         f"trees_{task}": ("trees",),
     }
     for key, grids in keys.items():
@@ -737,6 +865,12 @@ def _validate(record, task, same, X_train, y_train, path):
         "binary": [
             ("binning", lambda: validate_binning(X_train, y_train, FULL, N_VALIDATION)),
             ("rff", lambda: validate_rff_gamma(X_train, y_train, FULL, N_VALIDATION)),
+            (
+                "falkon",
+                lambda: validate_falkon(
+                    X_train, y_train, FULL, N_VALIDATION, v["binning"], v["rff"]["chosen"]["gamma"]
+                ),
+            ),
         ],
         "multiclass": [
             (
@@ -818,6 +952,13 @@ def full_run(path=RESULTS, tasks=TASKS):
         ],
     }
     same = old.get("settings", {})
+    if "cg_rates" in old:
+        record["cg_rates"] = old["cg_rates"]
+    if "nystroem_falkon" in tasks.get("binary", ()):
+        # the kernel entries per second of FALKON's CG product, against a float32 GEMM of
+        # the same shape and the previous implementation, measured in one run
+        record["cg_rates"] = {"load_average": _load(), **cg_iteration_rates()}
+        _save(record, path)
     for task, methods in tasks.items():
         X_train, y_train, _, _ = covertype_task(task)
         _validate(record, task, same, X_train, y_train, path)
@@ -856,6 +997,9 @@ def smoke_runs():
         "rff": validate_rff_gamma(X_train, y_train, SMOKE, 300),
         "trees_binary": validate_trees(X_train, y_train, SMOKE, 300, "binary"),
     }
+    choices["falkon"] = validate_falkon(
+        X_train, y_train, SMOKE, 300, choices["binning"], choices["rff"]["chosen"]["gamma"]
+    )
     runs = []
     for method in METHODS[:-1] + TREES:
         out = evaluate(method, X_train, y_train, X_test, y_test, SMOKE, choices)

@@ -154,3 +154,35 @@ def test_svm_speed_table_from_the_record():
     assert records.svm_speed_table(lone).headers == [
         "n", "KernelSVC", "LIBSVM", "LIBSVM / ours", "test accuracy, % (ours, LIBSVM)"
     ]
+
+
+def test_falkon_setting_and_trials_from_the_validation(forest):
+    record = copy.deepcopy(forest)
+    base = {"n_components": 2000, "n_rows": 100_000, "seconds": 12.0, "kept": False}
+    record["validation"]["falkon"] = {
+        "grid": [
+            {**base, "gamma": 0.1, "gamma_scale": None, "lam": 1e-6,
+             "validation_accuracy": 0.83},
+            {**base, "gamma": None, "gamma_scale": 0.05, "lam": 1e-7,
+             "validation_accuracy": 0.876, "kept": True},
+        ],
+        "sizes": [
+            {"n_components": 4000, "predicted_fit_s": 120.0, "predicted_peak_bytes": 2**30,
+             "affordable": True},
+            {"n_components": 12_000, "predicted_fit_s": 420.0,
+             "predicted_peak_bytes": 3 * 2**30, "affordable": False},
+        ],
+        "chosen": {"gamma": [0.05] * 54, "lam": 1e-7, "n_components": 4000},
+        "gamma_scale": 0.05,
+    }  # fmt: skip
+    assert records.forest_settings(record)["nystroem_falkon"] == (
+        "M = 4,000, a γ_k per feature, λ = 1e-07"
+    )
+    trials = records.falkon_trials_table(record)
+    assert trials.cells[0][:3] == ["one γ = 0.1", "1e-06", "83.00 %"]
+    assert trials.cells[1][0] == "γ_k = 0.05 × binning factor²" and trials.cells[1][-1] == "yes"
+    sizes = records.falkon_sizes_table(record)
+    assert [row[-1] for row in sizes.cells] == ["yes", "no"]
+    # one γ chosen: named by its value
+    record["validation"]["falkon"]["chosen"]["gamma"] = 0.1
+    assert "γ = 0.1" in records.forest_settings(record)["nystroem_falkon"]

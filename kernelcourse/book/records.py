@@ -22,6 +22,8 @@ __all__ = [
     "forest_comparison",
     "tree_trials_table",
     "binning_trials_table",
+    "falkon_trials_table",
+    "falkon_sizes_table",
     "lecture004_steps",
     "lecture004_svm_table",
     "lecture004_pca_table",
@@ -35,6 +37,7 @@ FOREST_LABELS = {
     "random_binning_ridge": "random binning + ridge",
     "rff_ridge": "Fourier features + ridge",
     "nystroem_falkon": "Nyström-FALKON",
+    "nystroem_falkon_200k": "Nyström-FALKON, 200 000 rows",
     "rff_linear_svm": "Fourier features + linear SVM",
     "sgd_out_of_core": "Fourier features + SGD, out of core",
     "hist_gradient_boosting": "gradient-boosted trees",
@@ -96,15 +99,14 @@ def forest_settings(record, task="binary"):
     chosen = validation["binning"]["chosen"]
     gamma_rff = validation["rff"]["chosen"]["gamma"]
     D = settings["rff"]["n_components"]
-    falkon = settings["falkon"]
-    M = falkon.get("n_components", falkon.get("n_centers"))
     out.update(
         {
             "random_binning_ridge": f"P = {chosen['n_grids']}, a γ_k per feature",
             "rff_ridge": f"D = {D:,}, γ = {gamma_rff:g}",
-            "nystroem_falkon": f"M = {M:,}, λ = {falkon['lam']:g}"
-            if "lam" in falkon
-            else f"M = {M:,}, λ = 1/√n",
+            "nystroem_falkon": _falkon_setting(settings, validation),
+            "nystroem_falkon_200k": _falkon_setting(settings, validation, fast=True)
+            if "falkon_200k" in settings
+            else "",
             "rff_linear_svm": (
                 f"D = {settings['svm']['n_components']}, C = {settings['svm']['C']:g}"
             ),
@@ -112,6 +114,64 @@ def forest_settings(record, task="binary"):
         }
     )
     return out
+
+
+def _falkon_setting(settings, validation, fast=False):
+    if "falkon" in validation:  # γ (or the γ_k) and λ validated, M by the budget
+        chosen = validation["falkon"]["chosen"]
+        gamma = chosen["gamma"]
+        bandwidth = f"γ = {gamma:g}" if isinstance(gamma, float | int) else "a γ_k per feature"
+        M = settings["falkon_200k"]["n_components"] if fast else chosen["n_components"]
+        return f"M = {M:,}, {bandwidth}, λ = {chosen['lam']:g}"
+    falkon = settings["falkon"]  # records before the validation: λ = 1/√n
+    M = falkon.get("n_components", falkon.get("n_centers"))
+    return f"M = {M:,}, λ = {falkon['lam']:g}" if "lam" in falkon else f"M = {M:,}, λ = 1/√n"
+
+
+def falkon_trials_table(record):
+    """The validation fits of Nyström-FALKON: bandwidths, λ, validation accuracy and time,
+    and which was kept; then the centres M the budget allows, as predicted from it."""
+    v = record["validation"]["falkon"]
+    rows = []
+    for r in v["grid"]:
+        if r["gamma_scale"] is None:
+            bandwidth = f"one γ = {r['gamma']:g}"
+        else:
+            bandwidth = f"γ_k = {r['gamma_scale']:g} × binning factor²"
+        rows.append(
+            [
+                bandwidth,
+                f"{r['lam']:g}",
+                f"{100 * r['validation_accuracy']:.2f} %",
+                seconds(r["seconds"]),
+                "yes" if r["kept"] else "",
+            ]
+        )
+    first = v["grid"][0]
+    return Table(
+        rows,
+        ["bandwidths", "λ", "validation accuracy", "fit time", "kept"],
+        title=f"Nyström-FALKON, M = {first['n_components']:,} centres on "
+        f"{first['n_rows']:,} training rows, validation on 58 102 held-out rows",
+    )
+
+
+def falkon_sizes_table(record):
+    """The centres M tried for the full fit: its predicted time and memory and whether
+    they fit the budgets."""
+    return Table(
+        [
+            [
+                f"{r['n_components']:,}",
+                seconds(r["predicted_fit_s"]),
+                f"{r['predicted_peak_bytes'] / 2**30:.1f} GiB",
+                "yes" if r["affordable"] else "no",
+            ]
+            for r in record["validation"]["falkon"]["sizes"]
+        ],
+        ["M", "predicted fit", "predicted memory", "affordable"],
+        title="Nyström-FALKON on all 522 910 training rows, as predicted from the validation fit",
+    )
 
 
 def forest_runs(record, task="binary"):
