@@ -756,7 +756,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
         )
         self.kernel_ = self._resolve(X.shape[1])
-        if X.dtype != dtype and self.kernel_.shift_invariant:
+        if X.dtype == np.float64 and dtype == np.float32 and self.kernel_.shift_invariant:
             # float32 data 1e6 apart from the origin would keep 3 of their digits: a
             # shift-invariant kernel is centred in float64 first, and X_fit_ keeps the
             # float64 points that predict evaluates against

@@ -383,7 +383,11 @@ class _BaseNystroemKRR(BaseEstimator):
             fit["center_indices"] = _array_api.from_numpy(center_indices, xp, device)
         else:
             X_in = X
-            centred = X.dtype != np.dtype(self.dtype) and self.kernel_.shift_invariant
+            centred = (
+                X.dtype == np.float64
+                and np.dtype(self.dtype) == np.float32
+                and self.kernel_.shift_invariant
+            )
             if centred:
                 # float32 blocks of data far from the origin (1e6 ± 1) would keep 3 digits:
                 # a shift-invariant kernel is centred in float64 first
