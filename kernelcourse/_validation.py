@@ -151,6 +151,19 @@ def as_float_vector(y, name="y", n=None):
     return arr
 
 
+def cast_to(X, dtype, name="X"):
+    """``X`` in ``dtype``, with a ValueError naming ``name`` where its entries do not fit
+    (1e150 in float32 would silently become infinity)."""
+    with np.errstate(over="ignore"):
+        out = X.astype(dtype, copy=False)
+    if out is not X and not np.isfinite(out).all():
+        raise ValueError(
+            f"{name} has entries of magnitude {float(np.abs(X).max()):.3g}, beyond the range "
+            f"of dtype={np.dtype(dtype).name}; use dtype=float64 or rescale {name}."
+        )
+    return out
+
+
 def check_count(value, name, minimum=1):
     """Return ``value`` as an int after checking it is an integer >= ``minimum`` (no bools)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):

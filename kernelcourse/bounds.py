@@ -198,7 +198,12 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
     D, eps = _check_count(D), check_positive(eps, "eps")
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    return (32.0 * sigma_p * diameter / eps) ** 2 * math.exp(-D * eps * eps / (4.0 * (d + 2)))
+    # in logarithms: σ_p d_X of 1e150 squares past the float range although the bound,
+    # with its exponential factor, may be tiny
+    log_bound = 2.0 * (
+        math.log(32.0) + math.log(sigma_p) + math.log(diameter) - math.log(eps)
+    ) - D * eps * eps / (4.0 * (d + 2))
+    return math.exp(log_bound) if log_bound < 709.0 else math.inf  # vacuous beyond 1 anyway
 
 
 def features_needed(eps, delta, d, diameter, sigma_p):
@@ -217,7 +222,9 @@ def features_needed(eps, delta, d, diameter, sigma_p):
     eps, delta = check_positive(eps, "eps"), _check_probability(delta)
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    log_term = math.log((32.0 * sigma_p * diameter / eps) ** 2 / delta)
+    log_term = 2.0 * (
+        math.log(32.0) + math.log(sigma_p) + math.log(diameter) - math.log(eps)
+    ) - math.log(delta)
     return max(1, math.ceil(4.0 * (d + 2) / eps**2 * log_term))
 
 

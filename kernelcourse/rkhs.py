@@ -251,8 +251,18 @@ def inner(f, g):
             f"f has {f.n_features}-dimensional centers but g has {g.n_features}-dimensional ones."
         )
     K = f.kernel(f.centers, g.centers)
-    value = f.coef.T @ K @ g.coef
+    # coefficients of 1e-200 (or 1e200) would underflow (overflow) in the quadratic form:
+    # it is bilinear, so take their scales out first
+    (a, sa), (b, sb) = _unit_scaled(f.coef), _unit_scaled(g.coef)
+    value = (a.T @ K @ b) * sa * sb
     return float(value) if np.ndim(value) == 0 else value
+
+
+def _unit_scaled(coef):
+    """coef / s and s = max |coef| (1 for zero coefficients)."""
+    s = float(np.max(np.abs(coef))) if np.size(coef) else 0.0
+    s = s if s > 0 and math.isfinite(s) else 1.0
+    return coef / s, s
 
 
 def norm(f):
@@ -265,10 +275,11 @@ def norm(f):
     if not isinstance(f, RKHSFunction):
         raise TypeError(f"f must be an RKHSFunction, got {type(f).__name__}.")
     K = f.kernel(f.centers)
-    if f.coef.ndim == 1:
-        return math.sqrt(max(float(f.coef @ K @ f.coef), 0.0))
-    sq = np.einsum("ik,ik->k", f.coef, K @ f.coef)
-    return np.sqrt(np.clip(sq, 0.0, None))
+    a, s = _unit_scaled(f.coef)  # ‖f‖ = s‖f/s‖: no underflow or overflow in αᵀKα
+    if a.ndim == 1:
+        return s * math.sqrt(max(float(a @ K @ a), 0.0))
+    sq = np.einsum("ik,ik->k", a, K @ a)
+    return s * np.sqrt(np.clip(sq, 0.0, None))
 
 
 # -- Mercer expansion ------------------------------------------------------------------------------
@@ -513,9 +524,12 @@ class GaussianMercer(_EigenExpansion):
             raise ValueError(f"n_features must be an integer >= 1, got {n_features!r}.")
         a = 1.0 / (4.0 * self.sigma**2)
         b = self.gamma
-        c = math.sqrt(a * a + 2.0 * a * b)
-        A = a + b + c
-        self._a, self._c, self._B = a, c, b / A
+        # c = √(a² + 2ab) and c − a = 2b/(√(1 + 2b/a) + 1) written without a², which
+        # overflows for σ of 1e-100, and without the cancellation of c − a when b ≪ a
+        root = math.sqrt(1.0 + 2.0 * b / a)
+        c = a * root
+        self._a, self._c, self._B = a, c, (b / a) / (1.0 + b / a + root)
+        self._c_minus_a, self._c_over_a = 2.0 * b / (root + 1.0), root
         d = int(n_features)
         self.n_features = d
         # Enumerate multi-indices by total degree until n_terms are collected.
@@ -525,7 +539,9 @@ class GaussianMercer(_EigenExpansion):
             total += 1
         self.multi_indices = np.array(indices[:n_terms], dtype=int).reshape(n_terms, d)
         degree = self.multi_indices.sum(axis=1)
-        self.eigenvalues = (2.0 * a / A) ** (d / 2.0) * self._B ** degree.astype(float)
+        self.eigenvalues = (2.0 / (1.0 + b / a + root)) ** (d / 2.0) * self._B ** degree.astype(
+            float
+        )
 
     @property
     def n_terms(self):
@@ -546,7 +562,7 @@ class GaussianMercer(_EigenExpansion):
     __call__ = eigenfunctions
 
     def _one_dim(self, x, kmax):
-        a, c = self._a, self._c
+        c = self._c
         u = math.sqrt(2.0 * c) * x
         # Normalized Hermite polynomials h_k = H_k / sqrt(2^k k!) by their stable recurrence
         # h_{k+1} = sqrt(2/(k+1)) u h_k - sqrt(k/(k+1)) h_{k-1}.
@@ -558,7 +574,7 @@ class GaussianMercer(_EigenExpansion):
             h[:, k + 1] = (
                 math.sqrt(2.0 / (k + 1)) * u * h[:, k] - math.sqrt(k / (k + 1)) * h[:, k - 1]
             )
-        envelope = (c / a) ** 0.25 * np.exp(-(c - a) * x**2)
+        envelope = self._c_over_a**0.25 * np.exp(-self._c_minus_a * x**2)
         return h * envelope[:, None]
 
     @property

@@ -162,11 +162,16 @@ def block_cg(
     # (binning features, D ≈ 10⁷ rows), fresh temporaries each step cost more than H P
     inplace = xp is np
     eps = float(xp.finfo(B.dtype).eps) if eps is None else float(eps)
+    # Each column of B is divided by its largest entry: H X = B is linear in B, and with B of
+    # order 1e-150 or 1e150 the products pᵀHp would underflow to 0 or overflow (a solution of
+    # 0 or NaN); the relative residuals and the stopping rule do not change.
+    unit = xp.max(xp.abs(B), axis=0)
+    unit = xp.where(unit > 0, unit, 1.0)
+    R = B / unit  # a new array: the residual, updated in place
     X = xp.zeros_like(B)
-    R = B.copy() if inplace else B
     Zr = R if preconditioner is None else preconditioner(R)
     P = Zr.copy() if inplace else Zr
-    bnorm = _colnorm(B, xp)
+    bnorm = _colnorm(R, xp)
     bnorm = xp.where(bnorm == 0, 1.0, bnorm)
     rz = _coldot(R, Zr, xp)
     res = xp.sqrt(_coldot(R, R, xp)) / bnorm
@@ -230,13 +235,17 @@ def block_cg(
         best_res = xp.where(better, res, best_res)
         history.append(float(xp.max(res)))
         if callback is not None:
-            callback(it, X, history[-1])
+            callback(it, X * unit, history[-1])
         if bool(xp.all(frozen | (res <= tol))):
             status = "converged" if bool(xp.all(res <= tol)) else "breakdown"
             break
     else:
         if history[-1] <= tol:
             status = "converged"
+    if inplace:
+        best_X *= unit
+    else:
+        best_X = best_X * unit
     return CGResult(best_X, history, it, status, float(xp.max(best_res)))
 
 
@@ -392,11 +401,13 @@ def _cholesky_lower(A, xp):
 
 def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     r"""Upper factor T with :math:`T^T T = A + sI` for the smallest shift
-    :math:`s = \varepsilon M \max(1, \max_i A_{ii}) \cdot 100^k` (k < ``max_tries``) that
+    :math:`s = \varepsilon M \max_i A_{ii} \cdot 100^k` (k < ``max_tries``) that
     succeeds, and s.
 
-    ``eps`` defaults to the machine epsilon of A's dtype; pass that of the precision A was
-    computed in (float32 kernel blocks). A may be modified in place.
+    The shift follows A's scale (1 sets it when no diagonal entry is positive), so a PSD
+    matrix of order 1e-150 is not swamped by it. ``eps`` defaults to the machine epsilon of
+    A's dtype; pass that of the precision A was computed in (float32 kernel blocks). A may be
+    modified in place.
 
     Raises
     ------
@@ -423,7 +434,10 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     eps = float(xp.finfo(A.dtype).eps) if eps is None else float(eps)
     if not bool(xp.all(xp.isfinite(A))):
         raise NotPositiveDefiniteError(f"{name} holds NaN or infinity.")
-    shift = eps * M * max(1.0, float(xp.max(xp.linalg.diagonal(A))))
+    # relative to A's own scale: an absolute floor of 1 would swamp a PSD matrix of 1e-150
+    # (a matrix with no positive diagonal entry is not PSD; 1 then sets the scale)
+    top = float(xp.max(xp.linalg.diagonal(A))) if M else 0.0
+    shift = eps * M * (top if top > 0 else 1.0)
     added = 0.0
     for _ in range(max_tries):
         B = aa.add_to_diagonal(A, shift - added, xp)

@@ -91,6 +91,18 @@ def _check_alphabet(alphabet):
     return alphabet
 
 
+def _finite(K, kernel, what):
+    # exp(K) of a long sequence's k-mer counts (K(x, x) in the thousands) overflows: say so
+    # rather than return infinity
+    if not np.isfinite(K).all():
+        raise ValueError(
+            f"the {what} of the string kernel {kernel!r} on X overflows floating point (NaN "
+            "or infinity): normalise the inner kernel (normalize(k)) or scale it down before "
+            "exp."
+        )
+    return K
+
+
 class StringKernel(Kernel):
     """Base class of kernels on strings: ``k(X, Y=None)`` takes sequences of ``str``.
 
@@ -101,10 +113,13 @@ class StringKernel(Kernel):
 
     def __call__(self, X, Y=None):
         X = _check_strings(X, "X")
-        return self._gram(X, None if Y is None else _check_strings(Y, "Y"))
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = self._gram(X, None if Y is None else _check_strings(Y, "Y"))
+        return _finite(K, self, "Gram matrix")
 
     def diag(self, X):
-        return self._diag(_check_strings(X, "X"))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _finite(self._diag(_check_strings(X, "X")), self, "diagonal")
 
     def feature_map(self, X):
         """Explicit features φ(X) as a sparse CSR matrix with φ(x)ᵀφ(y) = K(x, y)."""
@@ -304,6 +319,12 @@ class WeightedDegreeKernel(StringKernel):
     def _features_of(self, X, length):
         codes, _ = self._codes(X, length)
         n, A = len(X), len(self.alphabet)
+        if self.feature_dim(length) >= 2**62:  # k-mer indices are int64
+            raise ValueError(
+                f"degree={self.degree} on strings of length {length} over an alphabet of {A} "
+                f"letters gives {self.feature_dim(length):.3g} features, beyond the int64 "
+                "k-mer indices; use a smaller degree."
+            )
         blocks = []
         for d in range(1, self.degree + 1):
             if length - d + 1 <= 0:
@@ -330,7 +351,17 @@ class WeightedDegreeKernel(StringKernel):
         length = len(X[0])
         FX = self._features_of(X, length)
         FY = FX if Y is None else self._features_of(Y, length)
-        return np.asarray((FX @ FY.T).toarray(), dtype=np.float64)
+        # only the columns some sequence uses: the product would otherwise index all
+        # Σ_d (N − d + 1)|A|^d of them (10¹³ for degree 20 on DNA) and run out of memory
+        used = np.unique(np.concatenate([FX.indices, FY.indices]))
+
+        def compact(F):
+            return sparse.csr_matrix(
+                (F.data, np.searchsorted(used, F.indices), F.indptr), shape=(F.shape[0], len(used))
+            )
+
+        FX, FY = compact(FX), (None if Y is None else compact(FY))
+        return np.asarray((FX @ (FX if FY is None else FY).T).toarray(), dtype=np.float64)
 
     def _diag(self, X):
         F = self._features(X)

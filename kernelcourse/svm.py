@@ -503,6 +503,16 @@ def smo_solve(
     q = max(q, 2)
     if isinstance(gram, _FullGram) and not np.isfinite(gram.K).all():
         raise ValueError("gram contains NaN or infinity.")
+    top = float(np.max(gram.diag)) if n else 0.0
+    if 0 < top < 1e4 * _TAU:
+        # every curvature a_ij is then near the absolute floor τ, which takes over the steps
+        warnings.warn(
+            f"gram's largest diagonal entry is {top:.3g}, near SMO's curvature floor "
+            f"τ = {_TAU:g}: the solution is unreliable. Scale gram by c and C by 1/c "
+            "(the coefficients then scale by 1/c).",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     if max_iter is None:
         max_iter = _default_max_iter(n)
     progress = verbose if isinstance(verbose, Progress) else Progress("smo_solve", verbose)

@@ -9,12 +9,18 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from kernelcourse import kernels as kn
+from kernelcourse.bounds import uniform_bound, uniform_deviation
 from kernelcourse.features import Nystroem
 from kernelcourse.features.kitchen_sinks import ArcCosine, RandomKitchenSinks
-from kernelcourse.ridge import FeatureRidge, KernelRidge
-from kernelcourse.svm import KernelSVC
+from kernelcourse.ridge import FeatureRidge, KernelRidge, sparse_ridge_cg
+from kernelcourse.rkhs import GaussianMercer, RKHSFunction
+from kernelcourse.scale import NystroemKRR
+from kernelcourse.solvers import block_cg, cholesky_jitter, conjugate_gradient
+from kernelcourse.strings import SpectrumKernel, WeightedDegreeKernel, string_exp
+from kernelcourse.svm import KernelSVC, smo_solve
 
 OFFSETS = [0.0, 1e6, 1e7, 1e8, 1e9]
 
@@ -251,3 +257,134 @@ def test_nystroem_on_an_overflowing_gram_is_a_value_error_not_linalg_error():
     X = 20 * np.random.default_rng(0).normal(size=(30, 4))
     with pytest.raises(ValueError, match=r"exp\(Linear\(\)\).*X.*overflows"):
         Nystroem(kernel=kn.exp(kn.Linear()), n_components=10, random_state=0).fit(X)
+
+
+# -- rerun of the extreme-but-valid inputs: solvers, helpers, float32 -----------------------------
+def _spd(n=30, cond=1e3, seed=0):
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    return (Q * np.logspace(0, math.log10(cond), n)) @ Q.T
+
+
+@pytest.mark.parametrize("c", [1e-150, 1.0, 1e150])
+def test_block_cg_solves_systems_at_any_scale(c):
+    # H and B both scaled by c: pᵀHp was c³ (0 or infinity) and the solution came back 0
+    A, B = _spd(), np.random.default_rng(1).normal(size=(30, 3))
+    result = block_cg(lambda P: (c * A) @ P, c * B, tol=1e-12, max_iter=200)
+    assert result.status == "converged"
+    np.testing.assert_allclose(result.x, np.linalg.solve(A, B), rtol=1e-8, atol=0)
+    tiny = block_cg(lambda P: A @ P, 1e-300 * B, tol=1e-12, max_iter=200)
+    np.testing.assert_allclose(tiny.x, 1e-300 * np.linalg.solve(A, B), rtol=1e-8, atol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x, _ = conjugate_gradient(lambda v: c * (A @ v), c * B[:, 0], tol=1e-12, max_iter=200)
+    np.testing.assert_allclose(x, np.linalg.solve(A, B[:, 0]), rtol=1e-8)
+
+
+def test_cholesky_jitter_is_relative_to_the_matrix():
+    A = 1e-150 * _spd()
+    T, shift = cholesky_jitter(A.copy())
+    assert 0 < shift <= 1e-12 * np.abs(A).max()  # was 6.7e-15, 1e133 times A
+    np.testing.assert_allclose(T.T @ T, A, rtol=1e-10, atol=1e-10 * np.abs(A).max())
+
+
+def test_sparse_ridge_cg_intercept_with_targets_far_from_zero():
+    Z = sp.random(200, 50, density=0.1, random_state=0, format="csr")
+    y = (np.random.default_rng(0).normal(size=200) + 1e9) - 1e9  # y and y + 1e9 both exact
+    w0, b0, _ = sparse_ridge_cg(Z, y, 1.0, tol=1e-12, max_iter=5000, fit_intercept=True)
+    w, b, _ = sparse_ridge_cg(Z, y + 1e9, 1.0, tol=1e-12, max_iter=5000, fit_intercept=True)
+    np.testing.assert_allclose(w, w0, atol=1e-8)  # was off by 1.2e-2, silently
+    np.testing.assert_allclose(b, b0 + 1e9, rtol=1e-15)
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+def test_rkhs_norm_and_inner_of_tiny_and_huge_coefficients(scale):
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    c = np.random.default_rng(1).normal(size=20)
+    K = kn.RBF(0.5)(X)
+    f = RKHSFunction(kn.RBF(0.5), X, scale * c)
+    ref = math.sqrt(c @ K @ c)
+    assert f.norm() == pytest.approx(scale * ref, rel=1e-12, abs=0)  # was 0 and NaN
+    g = RKHSFunction(kn.RBF(0.5), X, c / scale)
+    assert f.inner(g) == pytest.approx(ref**2, rel=1e-12, abs=0)
+
+
+def test_gaussian_mercer_with_a_tiny_measure():
+    # σ = 1e-100: a = 1/(4σ²) used to overflow in a² (all NaN)
+    m = GaussianMercer(gamma=0.5, sigma=1e-100, n_terms=5)
+    x = np.array([[0.3e-100], [-0.4e-100]])
+    np.testing.assert_allclose(m.kernel_approximation(x), np.ones((2, 2)), atol=1e-12)
+    # and the rewritten constants give the closed form at σ = 1
+    a, b = 0.25, 0.5
+    c = math.sqrt(a * a + 2 * a * b)
+    A = a + b + c
+    ref = math.sqrt(2 * a / A) * (b / A) ** np.arange(5)
+    np.testing.assert_allclose(
+        GaussianMercer(gamma=0.5, sigma=1.0, n_terms=5).eigenvalues, ref, rtol=1e-14
+    )
+
+
+def test_string_exp_overflow_is_a_clear_error():
+    k = string_exp(SpectrumKernel(k=2))
+    with pytest.raises(ValueError, match="overflows"):
+        k(["AAAA" * 500])  # exp(K(x, x)) = exp(1999²): was infinity with a RuntimeWarning
+    np.testing.assert_allclose(k(["ACGT"]), [[math.exp(3.0)]])
+
+
+def test_weighted_degree_kernel_of_high_degree():
+    # degree 20 on DNA indexes 10¹³ columns: the Gram asked numpy for 228 TiB
+    k = WeightedDegreeKernel(degree=20)
+    s = ["ACGT" * 10, "ACGA" * 10, "TTGC" * 10]
+    ref = [
+        [
+            sum(
+                k.beta[d - 1] * sum(a[i : i + d] == b[i : i + d] for i in range(len(a) - d + 1))
+                for d in range(1, 21)
+            )
+            for b in s
+        ]
+        for a in s
+    ]
+    np.testing.assert_allclose(k(s), ref, rtol=1e-12)
+    np.testing.assert_allclose(k(s[:1], s), [ref[0]], rtol=1e-12)
+    low = WeightedDegreeKernel(degree=3)
+    np.testing.assert_allclose(low(s), (low.feature_map(s) @ low.feature_map(s).T).toarray())
+    with pytest.raises(ValueError, match="degree=40"):
+        WeightedDegreeKernel(degree=40)(["ACGT" * 10])
+
+
+def test_uniform_bounds_with_huge_diameter():
+    # (2⁵ σ_p d_X / ε)² of 1e600 raised OverflowError; the bound is computed in logarithms
+    eps = uniform_deviation(D=10, delta=1e-300, d=1000, diameter=1e150, sigma_p=1e150)
+    assert math.isfinite(eps)
+    assert uniform_bound(10, eps, 1000, 1e150, 1e150) == pytest.approx(1e-300, rel=1e-6)
+    assert uniform_bound(D=10**5, eps=0.1, d=2, diameter=2.0, sigma_p=1.0) == pytest.approx(
+        (32 * 2.0 / 0.1) ** 2 * math.exp(-(10**5) * 0.01 / 16), rel=1e-12
+    )
+
+
+@pytest.mark.filterwarnings("ignore:NystroemKRR. conjugate gradients stopped")  # float32 floor
+def test_float32_estimators_on_float64_data_far_from_origin():
+    # dtype=float32 rounded 1e6 ± 1 to steps of 1/16 before the kernel: off by 2e-2
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = np.sin(X[:, 0])
+    p64 = KernelRidge(gamma=0.5, lam=0.1).fit(X, y).predict(X)
+    m32 = KernelRidge(gamma=0.5, lam=0.1, dtype=np.float32).fit(X + 1e6, y)
+    assert m32.dual_coef_.dtype == np.float32
+    np.testing.assert_allclose(m32.predict(X + 1e6), p64, atol=1e-4)
+    kw = dict(gamma=0.5, lam=1e-3, n_components=60, max_iter=200, tol=1e-12, random_state=0)
+    n64 = NystroemKRR(**kw).fit(X, y).predict(X)
+    n32 = NystroemKRR(dtype=np.float32, **kw).fit(X + 1e6, y)
+    np.testing.assert_allclose(n32.predict(X + 1e6), n64, atol=2e-3)  # was 1.2e-2
+    for est in (NystroemKRR(dtype=np.float32, **kw), KernelRidge(dtype=np.float32)):
+        # 1e150 is beyond float32: say so (it was "the centres contains NaN or infinity")
+        with pytest.raises(ValueError, match="X has entries of magnitude .* dtype=float32"):
+            est.fit(X * 1e150, y)
+
+
+def test_smo_solve_warns_when_the_gram_is_below_its_curvature_floor():
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    with pytest.warns(RuntimeWarning, match="gram's largest diagonal entry is 1e-150"):
+        smo_solve(1e-150 * kn.RBF(0.5)(X), y, 1e150)
