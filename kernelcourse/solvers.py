@@ -193,7 +193,12 @@ def block_cg(
         pHp = _coldot(P, HP, xp)
         pp = _coldot(P, P, xp)
         # ‖H‖ from below (the largest ‖Hp‖/‖p‖ seen): round-off in pᵀHp is about ε‖H‖‖p‖²
-        ratio = xp.sqrt(_coldot(HP, HP, xp)) / xp.sqrt(xp.where(pp > 0, pp, 1.0))
+        hp = xp.sqrt(_coldot(HP, HP, xp))
+        if not bool(xp.all(xp.isfinite(hp))):  # ‖Hp‖² beyond float range (H of order 1e160)
+            top = xp.max(xp.abs(HP), axis=0)
+            top = xp.where(top > 0, top, 1.0)
+            hp = top * xp.sqrt(_coldot(HP / top, HP / top, xp))
+        ratio = hp / xp.sqrt(xp.where(pp > 0, pp, 1.0))
         norm_H = max(norm_H, float(xp.max(ratio)))
         scale = norm_H * pp
         bad = pHp < -math.sqrt(eps) * scale

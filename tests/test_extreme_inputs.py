@@ -388,3 +388,29 @@ def test_smo_solve_warns_when_the_gram_is_below_its_curvature_floor():
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     with pytest.warns(RuntimeWarning, match="gram's largest diagonal entry is 1e-150"):
         smo_solve(1e-150 * kn.RBF(0.5)(X), y, 1e150)
+
+
+@pytest.mark.parametrize("scale", [1e80, 1e150])
+def test_primal_svc_on_huge_features_solves_the_same_problem(scale):
+    # ‖Hp‖ of the Newton system I + 2C ZᵀZ overflowed float64 for Z of order 1e80, so CG
+    # saw an infinite ‖H‖, stopped at once and returned w = 0 (accuracy of a constant)
+    from kernelcourse.svm import PrimalSVC
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=200) > 0, 1, -1)
+    ref = PrimalSVC(C=1.0, fit_intercept=False).fit(X * 1e20, y)
+    big = PrimalSVC(C=1.0, fit_intercept=False).fit(X * scale, y)
+    np.testing.assert_allclose(big.coef_ * scale, ref.coef_ * 1e20, rtol=1e-6)
+    np.testing.assert_array_equal(big.predict(X * scale), ref.predict(X * 1e20))
+
+
+def test_block_cg_with_an_operator_of_order_1e160():
+    from kernelcourse.solvers import block_cg
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(30, 30))
+    H = (A @ A.T + 30 * np.eye(30)) * 1e160
+    b = rng.normal(size=(30, 1))
+    result = block_cg(lambda P: H @ P, b, max_iter=100, tol=1e-10)
+    np.testing.assert_allclose(H @ result.x, b, rtol=0, atol=1e-8)
