@@ -742,8 +742,8 @@ def load_benchmark(name):
     --------
     >>> from kernelcourse.datasets import load_benchmark
     >>> record = load_benchmark("scale_covertype")
-    >>> print(sorted(record)[:4])
-    ['budget_s', 'data', 'date', 'machine']
+    >>> print({"date", "machine", "settings", "runs"} <= set(record))
+    True
     """
     import json
 
