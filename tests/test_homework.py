@@ -249,6 +249,35 @@ def test_guard_records_calls_into_the_package_and_restores_the_profiler():
     assert not [c for c in guard.calls if c.startswith("kernelcourse.kernels")]
 
 
+def test_profile_hooks_nest_chain_and_restore_both_profilers():
+    """The guard and hw2's factorisation counter share one hook: nested, both see every
+    event, and the profile functions of this thread and of new threads come back as they
+    were (the guard used to leave new threads with none)."""
+    import threading
+
+    from kernelcourse import kernels
+    from kernelcourse.homework.check.hw2 import FactorisationCounter
+
+    seen = []
+
+    def outer(frame, event, arg):
+        seen.append(event)
+
+    sys.setprofile(outer)
+    threading.setprofile(outer)
+    try:
+        with PackageGuard() as guard, FactorisationCounter(side=5) as counter:
+            kernels.RBF(gamma=1.0)(np.zeros((2, 1)))
+            np.linalg.cholesky(np.eye(8))
+        assert sys.getprofile() is outer and threading.getprofile() is outer
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    assert guard.calls and guard.calls[0].startswith("kernelcourse.kernels.")
+    assert counter.factorisations == [("cholesky", (8, 8))]
+    assert "call" in seen
+
+
 def test_self_check_fails_a_function_that_calls_the_package(capsys):
     from kernelcourse import kernels
 

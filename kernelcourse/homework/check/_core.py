@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["SelfCheck", "PackageGuard", "Fingerprint", "fresh_rng", "close"]
+__all__ = ["SelfCheck", "ProfileHook", "PackageGuard", "Fingerprint", "fresh_rng", "close"]
 
 #: Code that a student's function may not call while it is being checked.
 PACKAGE = "kernelcourse"
@@ -54,8 +54,35 @@ def close(got, want, *, rtol=1e-6, atol=1e-8, what="result"):
         )
 
 
-class PackageGuard:
-    """Record calls into forbidden modules while a block runs (a ``sys.setprofile`` hook).
+class ProfileHook:
+    """A ``sys.setprofile`` hook while a block runs, on this thread and on the threads
+    started inside it. A hook already installed (another check's) keeps receiving every
+    event, and both profile functions are restored on exit. Subclasses define
+    ``_event(frame, event, arg)``."""
+
+    def _event(self, frame, event, arg):
+        raise NotImplementedError
+
+    def _hook(self, frame, event, arg):
+        if self._previous is not None:
+            self._previous(frame, event, arg)
+        self._event(frame, event, arg)
+
+    def __enter__(self):
+        self._previous = sys.getprofile()
+        self._previous_threads = threading.getprofile()
+        sys.setprofile(self._hook)
+        threading.setprofile(self._hook)
+        return self
+
+    def __exit__(self, *exc):
+        sys.setprofile(self._previous)
+        threading.setprofile(self._previous_threads)
+        return False
+
+
+class PackageGuard(ProfileHook):
+    """Record calls into forbidden modules while a block runs (a :class:`ProfileHook`).
 
     Parameters
     ----------
@@ -88,7 +115,7 @@ class PackageGuard:
             self._verdict[code] = verdict
         return verdict
 
-    def _profile(self, frame, event, arg):
+    def _event(self, frame, event, arg):
         if event == "call":
             if self._forbidden(frame):
                 if self._depth == 0:
@@ -97,17 +124,6 @@ class PackageGuard:
                 self._depth += 1
         elif event == "return" and self._depth and self._forbidden(frame):
             self._depth -= 1
-
-    def __enter__(self):
-        self._previous = sys.getprofile()
-        sys.setprofile(self._profile)
-        threading.setprofile(self._profile)
-        return self
-
-    def __exit__(self, *exc):
-        sys.setprofile(self._previous)
-        threading.setprofile(None)
-        return False
 
 
 def _matches(module, prefixes):

@@ -11,9 +11,6 @@ fast the machine is.
 
 from __future__ import annotations
 
-import sys
-import threading
-
 import numpy as np
 
 from ...kernels import RBF, Linear
@@ -47,7 +44,7 @@ def _matrix_shape(frame):
     return tuple(shape[-2:]) if shape is not None and len(shape) >= 2 else None
 
 
-class FactorisationCounter:
+class FactorisationCounter(_core.ProfileHook):
     """Record each factorisation of a large matrix while a block runs (a profile hook).
 
     Every outermost call into ``numpy.linalg`` or ``scipy.linalg`` whose name is in
@@ -62,9 +59,7 @@ class FactorisationCounter:
         self.factorisations = []
         self._depth = 0
 
-    def _profile(self, frame, event, arg):
-        if self._previous is not None:
-            self._previous(frame, event, arg)
+    def _event(self, frame, event, arg):
         if event not in ("call", "return"):
             return
         if not _matches(frame.f_globals.get("__name__", "") or "", LINALG):
@@ -77,17 +72,6 @@ class FactorisationCounter:
             self._depth += 1
         elif self._depth:
             self._depth -= 1
-
-    def __enter__(self):
-        self._previous = sys.getprofile()
-        sys.setprofile(self._profile)
-        threading.setprofile(self._profile)
-        return self
-
-    def __exit__(self, *exc):
-        sys.setprofile(self._previous)
-        threading.setprofile(self._previous)
-        return False
 
 
 class _CountingCheck(SelfCheck):
