@@ -164,6 +164,15 @@ def cast_to(X, dtype, name="X"):
     return out
 
 
+def cast_for_kernel(X, dtype, shift_invariant, name="X"):
+    """``X`` in ``dtype`` for a kernel's blocks, by :func:`cast_to`; float64 data going to
+    float32 for a shift-invariant kernel are centred in float64 first (data 1e6 from the
+    origin would keep 3 of their digits in float32, and the kernel does not change). Returns
+    the array and whether it was centred: then predict must use the float64 points."""
+    centred = X.dtype == np.float64 and np.dtype(dtype) == np.float32 and shift_invariant
+    return cast_to(X - X.mean(axis=0) if centred else X, dtype, name), centred
+
+
 def check_count(value, name, minimum=1):
     """Return ``value`` as an int after checking it is an integer >= ``minimum`` (no bools)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):

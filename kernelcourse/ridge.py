@@ -38,7 +38,7 @@ from ._array_api import namespace_of
 from ._progress import Progress
 from ._threads import single_blas_thread
 from ._validation import (
-    cast_to,
+    cast_for_kernel,
     check_fit_input,
     check_memory,
     check_weights,
@@ -756,14 +756,9 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
         )
         self.kernel_ = self._resolve(X.shape[1])
-        if X.dtype == np.float64 and dtype == np.float32 and self.kernel_.shift_invariant:
-            # float32 data 1e6 apart from the origin would keep 3 of their digits: a
-            # shift-invariant kernel is centred in float64 first, and X_fit_ keeps the
-            # float64 points that predict evaluates against
-            self.X_fit_ = X
-            X = cast_to(X - X.mean(axis=0), dtype)
-        else:
-            X = self.X_fit_ = cast_to(X, dtype)
+        X_in = X
+        X, centred = cast_for_kernel(X, dtype, self.kernel_.shift_invariant)
+        self.X_fit_ = X_in if centred else X  # predict evaluates against these points
         y = np.asarray(y, dtype=dtype)
         sw = check_weights(sample_weight, X)
         root = None if sw is None else np.sqrt(sw).astype(dtype)

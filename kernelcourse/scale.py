@@ -59,7 +59,7 @@ from . import _array_api, devices, solvers
 from ._array_api import namespace_of
 from ._progress import Progress
 from ._validation import (
-    cast_to,
+    cast_for_kernel,
     check_fit_input,
     check_positive,
     check_weights,
@@ -383,16 +383,7 @@ class _BaseNystroemKRR(BaseEstimator):
             fit["center_indices"] = _array_api.from_numpy(center_indices, xp, device)
         else:
             X_in = X
-            centred = (
-                X.dtype == np.float64
-                and np.dtype(self.dtype) == np.float32
-                and self.kernel_.shift_invariant
-            )
-            if centred:
-                # float32 blocks of data far from the origin (1e6 ± 1) would keep 3 digits:
-                # a shift-invariant kernel is centred in float64 first
-                X = X - X.mean(axis=0)
-            X = cast_to(X, self.dtype)
+            X, centred = cast_for_kernel(X, self.dtype, self.kernel_.shift_invariant)
             idx = self._choose_centers(X, M, rng)
             fit = self._falkon_numpy(X, Y, idx, sw, callback, progress)
             fit["center_indices"] = idx if support is None else support[idx]
