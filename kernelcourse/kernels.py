@@ -113,12 +113,7 @@ class Kernel:
         (shape (len(X), len(Y))): an SVM's kernel rows against its active points, into a
         buffer that is reused because a fresh block of that size costs its page faults on
         every call. A kernel that can do the work depending on Y alone once overrides it."""
-
-        def rows(X, out):
-            out[...] = finite_gram(self, X, Y)
-            return out
-
-        return rows
+        return _gram_rows(self, Y)
 
     def diag(self, X):
         """The diagonal ``K(x_i, x_i)`` without forming the Gram matrix."""
@@ -515,6 +510,17 @@ class RBF(Kernel):
 
     def _diag(self, X):
         return np.ones(len(X), dtype=X.dtype)
+
+
+def _gram_rows(kernel, Y):
+    """:meth:`Kernel._against` without precomputation, for any kernel callable: one Gram
+    block per call, checked by :func:`finite_gram` and written into ``out``."""
+
+    def rows(X, out):
+        out[...] = finite_gram(kernel, X, Y)
+        return out
+
+    return rows
 
 
 @njit(cache=True, nogil=True)

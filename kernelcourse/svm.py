@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import OrderedDict
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -53,7 +54,7 @@ from ._validation import (
     finite_gram,
     validate_data,
 )
-from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
+from .kernels import KERNEL_NAMES, Kernel, _gram_rows, resolve_kernel
 from .solvers import block_cg
 
 __all__ = ["KernelSVC", "PrimalSVC", "smo_solve", "SMOResult"]
@@ -211,15 +212,10 @@ class _RowCache:
         self.store = self.buffer[: cap * n_act].reshape(cap, n_act)
         self.free = list(range(cap - 1, len(slots) - 1, -1))
         self.Xa = self.X if n_act == len(self.X) else self.X[act]
-        if isinstance(self.kernel, Kernel):  # the work on the active points done once
-            self.block = self.kernel._against(self.Xa)
-        else:
-
-            def block(A, out, Xa=self.Xa):
-                out[...] = finite_gram(self.kernel, A, Xa)
-                return out
-
-            self.block = block
+        # the work on the active points done once, where the kernel can
+        kernel = self.kernel
+        rows = kernel._against if isinstance(kernel, Kernel) else partial(_gram_rows, kernel)
+        self.block = rows(self.Xa)
 
     def rows(self, ids):
         glob = self.act[ids]
