@@ -156,6 +156,12 @@ def hoeffding_features(a, delta, *, map="cos"):
     return max(1, math.ceil(c * math.log(2.0 / delta) / (a * a)))
 
 
+def _log_prefactor(sigma_p, diameter, eps):
+    """ln (2⁵ σ_p d_X / ε)², the prefactor of the uniform bound, taken in logarithms: σ_p d_X
+    of 1e150 squares past the float range although the bound itself may be tiny."""
+    return 2.0 * (math.log(32.0) + math.log(sigma_p) + math.log(diameter) - math.log(eps))
+
+
 def uniform_bound(D, eps, d, diameter, sigma_p):
     r"""Rahimi–Recht uniform bound over a compact set (Rahimi and Recht, 2007, claim 1;
     :doc:`chapter 6 </book/06_approximation_quality>`).
@@ -198,11 +204,7 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
     D, eps = _check_count(D), check_positive(eps, "eps")
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    # in logarithms: σ_p d_X of 1e150 squares past the float range although the bound,
-    # with its exponential factor, may be tiny
-    log_bound = 2.0 * (
-        math.log(32.0) + math.log(sigma_p) + math.log(diameter) - math.log(eps)
-    ) - D * eps * eps / (4.0 * (d + 2))
+    log_bound = _log_prefactor(sigma_p, diameter, eps) - D * eps * eps / (4.0 * (d + 2))
     return math.exp(log_bound) if log_bound < 709.0 else math.inf  # vacuous beyond 1 anyway
 
 
@@ -222,9 +224,7 @@ def features_needed(eps, delta, d, diameter, sigma_p):
     eps, delta = check_positive(eps, "eps"), _check_probability(delta)
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    log_term = 2.0 * (
-        math.log(32.0) + math.log(sigma_p) + math.log(diameter) - math.log(eps)
-    ) - math.log(delta)
+    log_term = _log_prefactor(sigma_p, diameter, eps) - math.log(delta)
     return max(1, math.ceil(4.0 * (d + 2) / eps**2 * log_term))
 
 
