@@ -371,6 +371,72 @@ def test_features_of_timestamps_stay_bounded_and_match_numpy(dtype):
     )
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("numpy_faster", [False, True])
+def test_features_over_many_blocks_and_threads_match_numpy(dtype, numpy_faster, monkeypatch):
+    # Each thread multiplies into a block of its own and the cosine writes the output: every
+    # block must land on its own rows, the large rows (numpy's cosine) included, with one
+    # scale for all columns (folded into the polynomial) or a scale per column.
+    from kernelcourse.features import fourier
+
+    monkeypatch.setitem(fourier._NUMPY_COSINE_FASTER, np.dtype(dtype), numpy_faster)
+    monkeypatch.setattr(fourier, "_BLOCK_ELEMENTS", 7 * 64)  # blocks of 7 rows
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 4))
+    X[[3, 50, 51, 199]] *= 1e9
+    X = X.astype(dtype)
+    W, b = rng.normal(size=(4, 64)), rng.uniform(0, 2 * np.pi, 64)
+    expected = np.cos(X.astype(np.float64) @ W.astype(dtype).astype(np.float64) + b)
+    tol = 2e-4 if dtype == np.float32 else 1e-12  # float32: the rounding of t = ωᵀx + b
+    small = np.abs(X).max(axis=1) < 1e3
+    round_off = 1e-6 if dtype == np.float32 else 1e-14
+    for scale in (0.5, rng.uniform(0.5, 2.0, 64)):
+        for n_threads in (1, 2, 3):
+            Z = fourier_features(X, W, b, scale, n_threads=n_threads)
+            assert Z.dtype == dtype and Z.flags.c_contiguous
+            exact = fourier_features(X, W, b, scale, exact=True, n_threads=n_threads)
+            np.testing.assert_allclose(Z, exact, rtol=0, atol=round_off)
+            np.testing.assert_allclose(Z[small], (scale * expected)[small], rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_components", [1, 2, 7, 64])
+@pytest.mark.parametrize("d", [1, 2, 3, 5, 9])
+def test_features_of_a_row_do_not_depend_on_its_neighbours(d, n_components, dtype, monkeypatch):
+    # BLAS multiplies one column or one row by matrix-vector kernels, which round a row
+    # otherwise (and by its place in the block): seen for d = 2 to 5 before the product was
+    # kept a matrix product. Blocks of 7 rows, so 22 rows end in a block of one.
+    from kernelcourse.features import fourier
+
+    monkeypatch.setattr(fourier, "_BLOCK_ELEMENTS", 7 * n_components)
+    rng = np.random.default_rng(d)
+    X = (3 * rng.uniform(size=(22, d))).astype(dtype)
+    perm = rng.permutation(22)
+    for seed in range(3):
+        rff = RandomFourierFeatures(n_components=n_components, random_state=seed).fit(X)
+        Z = rff.transform(X)
+        np.testing.assert_array_equal(rff.transform(X[perm]), Z[perm])
+        for i in (0, 7, 21):
+            np.testing.assert_array_equal(rff.transform(X[i : i + 1])[0], Z[i])
+
+
+@pytest.mark.parametrize("numpy_faster", [False, True])
+def test_cos_block_writes_out_of_place(numpy_faster, monkeypatch):
+    from kernelcourse.features import fourier
+
+    monkeypatch.setitem(fourier._NUMPY_COSINE_FASTER, np.dtype(np.float32), numpy_faster)
+    rng = np.random.default_rng(1)
+    t = (rng.normal(size=(6, 33)) * 50).astype(np.float32)
+    t[2, 5] = 1e7  # beyond the exact reduction: that row goes to numpy's cosine
+    scale = rng.uniform(0.5, 2.0, 33).astype(np.float32)
+    out = np.full_like(t, np.nan)
+    _cos_block(t.copy(), scale, exact=False, out=out)
+    in_place = t.copy()
+    _cos_block(in_place, scale, exact=False)
+    np.testing.assert_array_equal(out, in_place)
+    np.testing.assert_allclose(out, scale * np.cos(t.astype(np.float64)), rtol=0, atol=1e-5)
+
+
 @pytest.mark.parametrize("exact", [False, True])
 def test_overflowing_cosine_argument_raises(exact):
     X = np.full((2, 2), 1e300)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import threading
 from fractions import Fraction
 
 import numpy as np
@@ -42,10 +43,10 @@ MAPS = ("cos", "cossin", "complex")
 SAMPLINGS = ("mc", "qmc", "orthogonal", "leverage")
 
 _TWO_PI = 2.0 * math.pi
-# Elements per row block of the (n, D) output (4 MB in float32): large enough that the
+# Elements per row block of the (n, D) output (2 MB in float32): large enough that the
 # per-block numpy calls cost nothing next to the work, small enough that each thread's
-# blocks stay in cache for the element-wise pass that follows the product.
-_BLOCK_ELEMENTS = 1 << 20
+# product block stays in cache for the element-wise pass that follows it.
+_BLOCK_ELEMENTS = 1 << 19
 
 
 def _cosine_coefficients(degree, dtype):
@@ -118,25 +119,30 @@ _NUMPY_COSINE_FASTER = {
 
 # No "reassoc" among the fast-math flags: it could fold the two-part reduction into one.
 @njit(nogil=True, cache=True, fastmath={"contract", "afn", "arcp", "nsz"})
-def _scaled_cos(out, scale, coef, inv_two_pi, c1, c2, shifter, skip):
-    """``out[i, j] ← scale[j] · cos(out[i, j])`` in place for the rows i with ``skip[i]``
-    False: reduce t to r ∈ [−π, π] by r = t − k·2π with k = round(t / 2π) (two-part
-    Cody–Waite, accurate while |t| is within the range of :func:`_reduction_constants`; the
-    rounding by ``shifter``, see ``_ROUNDING_SHIFTER``), then cos r = p(r²) by Horner's rule."""
-    n, D = out.shape
+def _scaled_cos(t, out, offset, scale, coef, inv_two_pi, c1, c2, shifter, skip):
+    """``out[i, j] ← scale[j] · cos(t[i, j] + offset[j])`` for the rows i with ``skip[i]``
+    False (``out`` may be ``t``): reduce the argument x to r ∈ [−π, π] by r = x − k·2π with
+    k = round(x / 2π) (two-part Cody–Waite, accurate while |x| is within the range of
+    :func:`_reduction_constants`; the rounding by ``shifter``, see ``_ROUNDING_SHIFTER``),
+    then cos r = p(r²) by Horner's rule.
+
+    ``offset=None`` means no offset. ``scale=None`` means that one scale for every column is
+    already in ``coef``, which saves the last multiplication in the common case. (numba
+    compiles one loop for each, without the branch that does not apply.)"""
+    n, D = t.shape
     for i in range(n):
         if skip[i]:
             continue
-        row = out[i]
+        row, dst = t[i], out[i]
         for j in range(D):
-            t = row[j]
-            k = (t * inv_two_pi + shifter) - shifter
-            r = (t - k * c1) - k * c2
+            x = row[j] if offset is None else row[j] + offset[j]
+            k = (x * inv_two_pi + shifter) - shifter
+            r = (x - k * c1) - k * c2
             u = r * r
             p = coef[0]
             for m in range(1, len(coef)):
                 p = p * u + coef[m]
-            row[j] = scale[j] * p
+            dst[j] = p if scale is None else scale[j] * p
 
 
 def _check_arguments_finite(t):
@@ -147,43 +153,66 @@ def _check_arguments_finite(t):
         )
 
 
-def _cos_block(out, scale, exact, fallback=None):
-    """``out ← scale · cos(out)`` in place, by :func:`_scaled_cos` or, with ``exact=True``
-    (and in float32 where numba targets the baseline x86-64), by numpy's cosine.
+def _cosine_plan(scale):
+    """The polynomial's coefficients and the per-column scale for :func:`_scaled_cos`: one
+    scale for every column goes into the coefficients (column scale None)."""
+    coef = _COS_COEFFICIENTS[scale.dtype]
+    if np.all(scale == scale[0]):
+        return tuple(c * scale[0] for c in coef), None
+    return coef, scale
+
+
+def _cos_block(t, scale, exact, fallback=None, plan=None, out=None, offset=None):
+    """``out ← scale · cos(t + offset)``, by :func:`_scaled_cos` or, with ``exact=True`` (and
+    in float32 where numba targets the baseline x86-64), by numpy's cosine. ``out`` None
+    means in place; otherwise ``t`` is scratch, left overwritten. ``offset`` None means 0.
 
     The rows flagged in the boolean mask ``fallback`` go to numpy's cosine as well; None
     flags every row holding an argument beyond the exact reduction range (or NaN). So both
-    paths agree to round-off for every finite argument; a non-finite argument raises."""
-    if exact or _NUMPY_COSINE_FASTER[out.dtype]:
-        _check_arguments_finite(out)
-        np.cos(out, out=out)
-        out *= scale
-        return
-    limit, *constants = _REDUCTION_CONSTANTS[out.dtype]
+    paths agree to round-off for every finite argument; a non-finite argument raises. A mask
+    from :func:`_beyond_exact_reduction` also vouches that the rows it leaves unflagged are
+    finite, so only flagged rows are checked. ``plan`` is :func:`_cosine_plan` of ``scale``,
+    passed in when many blocks share it."""
+    if out is None:
+        out = t
     if fallback is None:
-        fallback = ~(np.abs(out) <= limit).all(axis=1)
-    shifter = _ROUNDING_SHIFTER[out.dtype]
-    _scaled_cos(out, scale, _COS_COEFFICIENTS[out.dtype], *constants, shifter, fallback)
+        limit = _REDUCTION_CONSTANTS[t.dtype][0]
+        arg = t if offset is None else t + offset
+        fallback = ~(np.abs(arg) <= limit).all(axis=1)
+    if exact or _NUMPY_COSINE_FASTER[t.dtype]:
+        if offset is not None:
+            t += offset
+        if exact or fallback.any():
+            _check_arguments_finite(t)
+        np.cos(t, out=t)
+        np.multiply(t, scale, out=out)
+        return
+    _, *constants = _REDUCTION_CONSTANTS[t.dtype]
+    coef, column_scale = _cosine_plan(scale) if plan is None else plan
+    shifter = _ROUNDING_SHIFTER[t.dtype]
+    _scaled_cos(t, out, offset, column_scale, coef, *constants, shifter, fallback)
     if fallback.any():
         rows = np.flatnonzero(fallback)
-        t = out[rows]
-        _check_arguments_finite(t)
-        np.cos(t, out=t)
-        t *= scale
-        out[rows] = t
+        flagged = t[rows] if offset is None else t[rows] + offset
+        _check_arguments_finite(flagged)
+        np.cos(flagged, out=flagged)
+        flagged *= scale
+        out[rows] = flagged
 
 
 def _beyond_exact_reduction(X, W, offset):
     r"""Rows of X for which some :math:`|\omega_j^T x + b_j|` may leave the exact range of the
     compiled cosine, by Cauchy–Schwarz: :math:`\|x\|\max_j\|\omega_j\| + \max_j|b_j|`,
-    widened by the rounding of the matrix product. O(n d), against O(n d D) for the features."""
+    widened by the rounding of the matrix product and of the norms (taken in X's dtype: a
+    float32 square that overflows flags its row, which is safe). O(n d), against O(n d D) for
+    the features. A row not flagged has finite arguments."""
     limit = float(_REDUCTION_CONSTANTS[X.dtype][0])
     eps = float(np.finfo(X.dtype).eps)
-    with np.errstate(over="ignore"):
-        x_norm = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+    with np.errstate(over="ignore", invalid="ignore"):
+        x_norm = np.sqrt(np.einsum("ij,ij->i", X, X).astype(np.float64))
         w_norm = float(np.sqrt(np.einsum("ij,ij->j", W, W, dtype=np.float64)).max())
         bound = x_norm * w_norm + float(np.abs(offset).max())
-    return ~(bound * (1.0 + 2.0 * (X.shape[1] + 1) * eps) <= limit)
+    return ~(bound * (1.0 + 4.0 * (X.shape[1] + 1) * eps) <= limit)
 
 
 # Leverage scoring beyond this much arithmetic (minutes at ~10 GFLOP/s) is refused up front.
@@ -216,9 +245,9 @@ def _as_finite_vector(value, name, D, dtype):
 def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     r"""``scale * cos(X @ W + offset)`` computed block by block, in the dtype of ``X``.
 
-    The offset rides along in the matrix product (X gets a column of ones, W a row b), so
-    each row block costs one small GEMM and one compiled element-wise pass, which runs while
-    the block is in cache. Blocks are shared among ``n_threads`` threads (BLAS and the
+    Each row block costs one small GEMM, into a block of the thread's own, and one compiled
+    element-wise pass, which adds the offset and takes the cosine while that block is in
+    cache, and writes the output. Blocks are shared among ``n_threads`` threads (BLAS and the
     compiled pass release the GIL). This is the kernel of
     :meth:`RandomFourierFeatures.transform`. The cosine is an exact range reduction followed
     by a polynomial (see :func:`_cosine_coefficients`), which agrees with ``np.cos`` to a few
@@ -260,18 +289,30 @@ def _fourier_features(X, W, offset, scale, exact, n_threads):
     n, D = X.shape[0], W.shape[1]
     dtype = X.dtype
     out = np.empty((n, D), dtype=dtype)
-    Xa = np.empty((n, X.shape[1] + 1), dtype=dtype)
-    Xa[:, :-1] = X
-    Xa[:, -1] = 1
-    Wa = np.vstack([W, offset[None, :]])
+    # BLAS computes a product with one column or one row by matrix-vector kernels, which
+    # round a row otherwise than a matrix product does (and by its place in the block): a
+    # zero column, or the row twice, keeps every product a matrix product, so the features
+    # of a row do not depend on the rows it comes with.
+    width = max(D, 2)
+    W = np.ascontiguousarray(W if D > 1 else np.hstack([W, np.zeros_like(W)]))
+    X = np.ascontiguousarray(X)  # row blocks that BLAS reads as they are
     block = max(4, _BLOCK_ELEMENTS // max(D, 1))
-    fallback = None if exact else _beyond_exact_reduction(X, W, offset)
+    fallback = _beyond_exact_reduction(X, W, offset)
+    # Prepared once: Python work inside a block holds the GIL the other threads wait on.
+    plan = _cosine_plan(scale)
+    # Each thread multiplies into a block of its own, reused from block to block, so the
+    # product is written to memory already in cache; only the features go out to the output.
+    scratch = threading.local()
 
     def work(start, stop):
-        o = out[start:stop]
+        t = getattr(scratch, "block", None)
+        if t is None:
+            t = scratch.block = np.empty((block, width), dtype=dtype)
+        rows = X[start:stop] if stop - start > 1 else X[[start, start]]
         with np.errstate(over="ignore", invalid="ignore"):  # overflow raises in _cos_block
-            np.matmul(Xa[start:stop], Wa, out=o)
-        _cos_block(o, scale, exact, None if exact else fallback[start:stop])
+            np.matmul(rows, W, out=t[: len(rows)])
+        t = t[: stop - start, :D]
+        _cos_block(t, scale, exact, fallback[start:stop], plan, out[start:stop], offset)
 
     for_each_row_block(n, block, work, n_threads)
     return out
