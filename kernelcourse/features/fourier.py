@@ -411,7 +411,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     Rahimi & Recht (2007); Yu et al. (2016), "Orthogonal random features"; Avron, Sindhwani,
     Yang & Mahoney (2016), "Quasi-Monte Carlo feature maps"; Avron et al. (2017), "Random
     Fourier features for kernel ridge regression". Derived in
-    and 001 (Bochner's theorem, the three maps).
+    :doc:`chapter 5 </book/05_bochner_random_fourier_features>` (Bochner's theorem, the three
+    maps) and :doc:`chapter 6 </book/06_approximation_quality>` (the bounds).
 
     Examples
     --------
