@@ -40,7 +40,7 @@ help:
 	@echo "make pdf        the whole book as one PDF: _build/html/kernelcourse.pdf (offline)"
 	@echo "make doctest    the Examples sections of the package's docstrings"
 	@echo "make nbval-perturbed  the notebooks again under another BLAS kernel, numba target, 1 thread"
-	@echo "make notebooks  re-execute every notebook in place"
+	@echo "make notebooks  re-execute every notebook in place (NB=path: only that one)"
 	@echo "make homework   release the student starters from book/homework/solutions"
 	@echo "make lab        start JupyterLab in the project environment"
 	@echo "make bench      speed comparisons against scikit-learn / LIBSVM"
@@ -125,8 +125,10 @@ nbval: $(STAMP)
 nbval-perturbed: $(STAMP)
 	env $(PERTURB) $(PY) -m pytest book $(NBVAL) -n 2 --dist loadscope -p no:cacheprovider
 
+# `make notebooks NB=book/05_bochner_random_fourier_features.ipynb` re-executes one notebook.
+NB ?= book
 notebooks: $(STAMP)
-	$(PY) -m kernelcourse.book.notebooks execute book
+	$(PY) -m kernelcourse.book.notebooks execute $(NB)
 
 homework: $(STAMP)
 	$(PY) -m kernelcourse.book.homework_release
