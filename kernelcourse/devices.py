@@ -451,9 +451,12 @@ def nystroem_krr_fit(
         n_eff = float(np.sum(sample_weight))
         y_mean = xp.sum(sw[:, None] * Y, axis=0) / n_eff
         Yc = (Y - y_mean[None, :]) * sw[:, None]
-    resident = _falkon_memory(M, itemsize, pitem) + (M * M * pitem if precompute else 0)
-    # a block of K_nM, its distance temporaries and its copy in the products' dtype
+    # precompute keeps the factor R and, while it is updated, [R; K_b] and its Q
+    resident = _falkon_memory(M, itemsize, pitem) + (3 * M * M * pitem if precompute else 0)
+    # a block of K_nM, its distance temporaries and its copy in the products' dtype (and its
+    # rows in [R; K_b] and Q)
     row_bytes = M * (2 * itemsize + (pitem if pitem != itemsize else 0))
+    row_bytes += 2 * M * pitem if precompute else 0
     rows = aa.block_rows(
         row_bytes, block_size, xp=xp, device=device, resident=resident, what="K_nM"
     )
@@ -478,14 +481,12 @@ def nystroem_krr_fit(
         return out
 
     rhs = xp.zeros((M, Y.shape[1]), dtype=pdtype, device=device)
-    gram = xp.zeros((M, M), dtype=pdtype, device=device) if precompute else None
+    factor = None  # R with RᵀR = K_nMᵀ S K_nM, when precompute (solvers.gram_factor_update)
     for start, stop, Kp in blocks():
         rhs += Kp.T @ Yc[start:stop, :]
-        if gram is not None:
-            if sw is None:
-                gram += Kp.T @ Kp
-            else:
-                gram += Kp.T @ (Kp * sw[start:stop, None])
+        if precompute:
+            Kw = Kp if sw is None else Kp * xp.sqrt(sw[start:stop, None])
+            factor = solvers.gram_factor_update(factor, Kw, xp=xp)
     eps = float(xp.finfo(dtype).eps)
     # K_MM in the preconditioner's dtype (M² entries against the blocks' nM), jittered by
     # M·ε·max K_ii with ε of the blocks' dtype, as on the host (scale.NystroemKRR)
@@ -507,7 +508,7 @@ def nystroem_krr_fit(
         max_iter=max_iter,
         tol=tol,
         callback=callback,
-        gram=gram,
+        gram_factor=factor,
         eps=eps,
     )
     return {"centers": centers, "y_mean": y_mean, "alpha": result.alpha, "result": result}

@@ -36,7 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
 from .scale import NystroemKRR, ProgressPrinter, _is_fitted
-from .solvers import FalkonPreconditioner, falkon_solve, warn_unconverged
+from .solvers import FalkonPreconditioner, falkon_solve, gram_factor_update, warn_unconverged
 
 __all__ = ["DaskFeatureRidge", "DaskNystroemKRR"]
 
@@ -91,6 +91,37 @@ def _per_chunk_sum(func, X, Y, shape):
         meta=np.empty((0, 0, 0)),
     )
     return stacked.sum(axis=0).compute()
+
+
+def _per_chunk_factor(func, X, Y, M):
+    """The upper R (M × M) with RᵀR = Σ over row chunks of KᵀK, K = ``func(x_chunk,
+    y_chunk)``: each chunk's factor (:func:`~kernelcourse.solvers.gram_factor_update`),
+    then pairs of factors stacked and factored again, a tree of QR factorisations on the
+    cluster (a tall-skinny QR). Returned as a numpy array."""
+    from dask import delayed
+
+    da = _dask_array()
+    stacked = da.blockwise(
+        lambda x, y: gram_factor_update(None, func(x, y))[None],
+        "iab",
+        X,
+        "ij",
+        Y,
+        "ik",
+        new_axes={"a": M, "b": M},
+        adjust_chunks={"i": 1},
+        concatenate=True,
+        dtype=np.float64,
+        meta=np.empty((0, 0, 0)),
+    )
+    parts = [delayed(lambda r: r[0])(p) for p in stacked.to_delayed().ravel()]
+    pair = delayed(lambda a, b: gram_factor_update(a, b))
+    while len(parts) > 1:
+        parts = [
+            pair(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
+            for i in range(0, len(parts), 2)
+        ]
+    return np.asarray(parts[0].compute())
 
 
 class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
@@ -228,8 +259,9 @@ class DaskNystroemKRR(NystroemKRR):
     The model and parameters of :class:`~kernelcourse.scale.NystroemKRR` (centres drawn with
     the same ``random_state``, so both choose the same rows); each CG iteration is one pass
     over the chunks, each returning :math:`K_{b M}^T (K_{bM} v)` (module docstring). With
-    ``precompute=True`` one pass returns the chunks' :math:`K_{bM}^T K_{bM}` instead and CG
-    touches no data. ``block_size`` does not apply: a chunk is a block.
+    ``precompute=True`` one pass returns the factor R of :math:`K_{nM}^TK_{nM} = R^TR`
+    instead (a tall-skinny QR over the chunks) and CG touches no data. ``block_size`` does
+    not apply: a chunk is a block.
 
     Attributes
     ----------
@@ -306,14 +338,13 @@ class DaskNystroemKRR(NystroemKRR):
             return Kb.T @ (yb - y_mean).astype(Kb.dtype, copy=False)
 
         rhs = _per_chunk_sum(rhs_part, X, Y, (M, k))
-        gram = None
+        factor = None
         if self.precompute:
 
-            def gram_part(xb, yb):
-                Kb = np.asarray(kernel(xb, centers), dtype=np.float64)
-                return Kb.T @ Kb
+            def rows(xb, yb):
+                return np.asarray(kernel(xb, centers), dtype=np.float64)
 
-            gram = _per_chunk_sum(gram_part, X, Y, (M, M))
+            factor = _per_chunk_factor(rows, X, Y, M)
         callback = self.callback
         if callback is None and self.verbose:
             callback = ProgressPrinter()
@@ -335,7 +366,7 @@ class DaskNystroemKRR(NystroemKRR):
             max_iter=int(self.max_iter),
             tol=float(self.tol),
             callback=callback,
-            gram=gram,
+            gram_factor=factor,
             eps=eps,
         )
         self.kernel_ = kernel

@@ -39,7 +39,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import linalg
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -279,18 +278,19 @@ class _BaseNystroemKRR(BaseEstimator):
         return out
 
     def _gram_pass(self, X, Y, M, sw=None, progress=None):
-        """K_nM^T S K_nM and K_nM^T Y in one pass over the data (symmetric rank-k updates)."""
-        H = np.zeros((M, M))
+        """R with RᵀR = K_nMᵀ S K_nM (a tall-skinny QR over the row blocks, see
+        :func:`~kernelcourse.solvers.gram_factor_update`) and K_nMᵀY, in one pass over the
+        data. In float64 even for float32 blocks: the factor is what CG's matrix is built
+        from, and the float32 Gram matrix lost definiteness."""
+        R = None
         KtY = np.zeros((M, Y.shape[1]))
         for start, Kb in self._kernel_blocks(X, progress):
-            # dsyrk fills the upper triangle of Kb^T Kb. It runs in float64 even for float32
-            # blocks: H summed in float32 loses definiteness and CG then diverges.
-            Kw = np.asfortranarray(Kb, dtype=np.float64)
+            Kw = np.asarray(Kb, dtype=np.float64)
             KtY += Kw.T @ Y[start : start + len(Kb)]  # float64, as in _knm_t_y
             if sw is not None:
-                Kw *= np.sqrt(sw[start : start + len(Kb), None])
-            H += linalg.blas.dsyrk(1.0, Kw, trans=1)
-        return np.triu(H) + np.triu(H, 1).T, KtY
+                Kw = Kw * np.sqrt(sw[start : start + len(Kb), None])
+            R = solvers.gram_factor_update(R, Kw)
+        return R, KtY
 
     def _choose_centers(self, X, M, rng, rows=None):
         """M distinct rows of X, drawn uniformly: the first draw is ``rng.choice(n, M)`` as
@@ -461,7 +461,8 @@ class _BaseNystroemKRR(BaseEstimator):
         precond = solvers.FalkonPreconditioner(KMM, lam, n_eff, kind=self.preconditioner, eps=eps)
         gram = None
         if self.precompute:
-            # one pass: K_nMᵀ K_nM (M × M, O(n M²) flops), then CG touches no data
+            # one pass: the factor of K_nMᵀ K_nM (M × M, O(n M²) flops), then CG touches no
+            # data
             gram, KtY = self._gram_pass(X, Yc, M, sw, progress)
         else:
             KtY = self._knm_t_y(X, Yc, progress)
@@ -485,7 +486,7 @@ class _BaseNystroemKRR(BaseEstimator):
             max_iter=int(self.max_iter),
             tol=float(self.tol),
             callback=callback,
-            gram=gram,
+            gram_factor=gram,
             eps=eps,
         )
         return {"centers": centers, "y_mean": y_mean, "alpha": result.alpha, "result": result}
@@ -550,10 +551,13 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         preconditioner is allocated. Blocks that do not fit in the device's free memory
         fail with a ValueError before the fit starts.
     precompute : bool, default=False
-        Accumulate the M × M matrix :math:`K_{nM}^T K_{nM}` in a single pass over the data
-        (O(n M²) flops, M² memory) so that the CG iterations touch no data. Pays off when
-        M is smaller than about ``max_iter`` × (n_features + a few), since a kernel entry costs
-        O(d) flops plus an exponential while a rank-one update costs M.
+        Accumulate the M × M factor R of :math:`K_{nM}^T K_{nM} = R^TR` (a tall-skinny QR
+        over the row blocks, :func:`~kernelcourse.solvers.gram_factor_update`) in a single
+        pass over the data (O(n M²) flops, M² memory) so that the CG iterations touch no
+        data. Pays off when M is smaller than about ``max_iter`` × (n_features + a few),
+        since a kernel entry costs O(d) flops plus an exponential while a row of the QR
+        update costs O(M). The factor, unlike the matrix itself, keeps the accuracy of the
+        unprecomputed solve where :math:`K_{MM}` is nearly singular.
     dtype : numpy.float64 or numpy.float32, default=numpy.float64
         Precision of the kernel blocks; float32 halves memory and time, CG stays in float64.
     random_state : int, RandomState or None

@@ -53,6 +53,7 @@ __all__ = [
     "cholesky_jitter",
     "FalkonPreconditioner",
     "falkon_solve",
+    "gram_factor_update",
     "warn_unconverged",
 ]
 
@@ -559,6 +560,81 @@ class FalkonPreconditioner:
         return KV - self._excess * V if self._excess > 0 else KV
 
 
+def gram_factor_update(R, K, *, xp=None):
+    r"""The triangular factor of :math:`[R; K]`: the upper R' (M × M) with
+    :math:`R'^TR' = R^TR + K^TK`, by a QR factorisation of the stacked rows.
+
+    Summed over row blocks :math:`K_b` of :math:`K_{nM}` (R = None at the start), this is the
+    factor :math:`R^TR = K_{nM}^TK_{nM}` of a tall-skinny QR, for ``falkon_solve(gram_factor=)``.
+    Unlike the sum of :math:`K_b^TK_b`, it carries the rounding of :math:`K_{nM}` once, not
+    squared: the Gram matrix loses the digits below :math:`\varepsilon\lVert K_{nM}\rVert^2`,
+    which the preconditioner then amplifies (see :func:`falkon_solve`).
+
+    Parameters
+    ----------
+    R : array (M, M) or None
+    K : array (b, M)
+        The next block of rows (times the square roots of their sample weights).
+    xp : array namespace or None (numpy)
+
+    Returns
+    -------
+    array (M, M)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelcourse.solvers import gram_factor_update
+    >>> K = np.random.default_rng(0).normal(size=(100, 5))
+    >>> R = None
+    >>> for start in range(0, 100, 30):
+    ...     R = gram_factor_update(R, K[start : start + 30])
+    >>> print(np.allclose(R.T @ R, K.T @ K))
+    True
+    """
+    xp = _xp(xp)
+    A = K if R is None else xp.concat([R, K], axis=0)
+    M = A.shape[1]
+    if xp is np:
+        Rn = linalg.qr(A, mode="r", check_finite=False)[0]
+    else:
+        Rn = xp.linalg.qr(A)[1]
+    if Rn.shape[0] < M:  # fewer rows than columns so far: pad with zero rows
+        pad = xp.zeros((M - Rn.shape[0], M), dtype=Rn.dtype, device=aa.device_of(Rn))
+        Rn = xp.concat([Rn, pad], axis=0)
+    return Rn[:M, :]
+
+
+def _preconditioned_gram(B, factor, lam, n, xp):
+    r""":math:`B^T(R^TR + \lambda n K_{MM})B`, the preconditioned FALKON matrix for
+    :math:`R^TR = K_{nM}^TSK_{nM}`, as a sum of two Gram matrices, so that it is positive
+    semidefinite in floating point too: :math:`B^TR^TRB = PP^T` with :math:`P = B^TR^T`, and,
+    since :math:`TB = A^{-1}/\sqrt n` for FALKON's B, :math:`B^T\lambda nT^TTB = \lambda n
+    QQ^T` with :math:`Q = B^TT^T`. The excess jitter that :meth:`FalkonPreconditioner.kmm`
+    takes off is taken off here too."""
+    M = factor.shape[1]
+    P = B.apply_t(factor.T)
+    if B.T is None:  # plain CG (kind=None): B = I/√n, no factor of K_MM to lean on
+        eye = xp.eye(M, dtype=factor.dtype, device=aa.device_of(factor))
+        reg = B.apply_t(B.kmm(B.apply(eye)))
+        reg = 0.5 * (reg + reg.T)
+    else:
+        Q = B.apply_t(B.T.T)
+        reg = Q @ Q.T
+        if B._excess > 0:
+            Z = B.apply(xp.eye(M, dtype=factor.dtype, device=aa.device_of(factor)))
+            reg = reg - B._excess * (Z.T @ Z)
+    return P @ P.T + (lam * n) * reg
+
+
+def _gram_to_factor(gram, xp):
+    """An upper factor R with RᵀR = G for a symmetric positive semidefinite G, from its
+    eigenvalues clipped at 0 (the negative ones are G's rounding)."""
+    w, V = xp.linalg.eigh(0.5 * (gram + gram.T))
+    w = xp.where(w > 0, w, xp.zeros_like(w))
+    return xp.sqrt(w)[:, None] * V.T
+
+
 @dataclass
 class FalkonResult:
     """What :func:`falkon_solve` returns: the coefficients α = Bβ, the CG result for β, and the
@@ -581,6 +657,7 @@ def falkon_solve(
     tol=1e-7,
     callback=None,
     gram=None,
+    gram_factor=None,
     eps=None,
 ):
     r"""Solve :math:`(K_{nM}^T K_{nM} + \lambda n K_{MM})\alpha = K_{nM}^T y` by CG on the
@@ -595,8 +672,14 @@ def falkon_solve(
     rhs : array (M, k)
         :math:`K_{nM}^T S (y - \bar y)`.
     lam, n : float
+    gram_factor : array (M, M) or None
+        An R with :math:`R^TR = K_{nM}^T S K_{nM}`, accumulated in one pass by
+        :func:`gram_factor_update`; CG then touches no data.
     gram : array (M, M) or None
-        :math:`K_{nM}^T S K_{nM}`, when it was accumulated in one pass; CG then touches no data.
+        :math:`K_{nM}^T S K_{nM}` itself, in place of ``gram_factor``. Less accurate: its
+        rounding, :math:`\varepsilon\lVert K_{nM}\rVert^2`, is magnified by B where
+        :math:`K_{MM}` is nearly singular, while the factor carries
+        :math:`\varepsilon\lVert K_{nM}\rVert` only.
     eps : float or None
         The precision of ``products`` (that of the kernel blocks).
     callback : callable or None
@@ -643,12 +726,10 @@ def falkon_solve(
     """
     xp = _xp(xp)
     B = preconditioner
-    if gram is not None:
-        M = gram.shape[0]
-        eye = xp.eye(M, dtype=gram.dtype, device=aa.device_of(gram))
-        H = gram + (lam * n) * B.kmm(eye)
-        BHB = B.apply_t(H @ B.apply(eye))
-        BHB = 0.5 * (BHB + BHB.T)
+    if gram is not None and gram_factor is None:
+        gram_factor = _gram_to_factor(gram, xp)
+    if gram_factor is not None:
+        BHB = _preconditioned_gram(B, gram_factor, lam, n, xp)
 
         def matvec(U):
             return BHB @ U

@@ -60,6 +60,26 @@ def test_cg_matches_direct_solve(precompute, targets):
     )
 
 
+@pytest.mark.parametrize("n_components, lam", [(100, 1e-3), (60, 1e-6)])
+def test_precompute_agrees_where_k_mm_is_nearly_singular(n_components, lam):
+    # Centres crowded in two dimensions make K_MM singular to round-off. The accumulated
+    # K_nMᵀK_nM then carried rounding that the preconditioner magnified into negative
+    # curvature (CG stopped with NotPositiveDefiniteError) or into wrong predictions; its
+    # factor does not.
+    rng = np.random.default_rng(0)
+    n = 2000 if n_components == 100 else n_components
+    X = rng.normal(size=(n, 2))
+    y = np.sin(2 * X[:, 0]) + 3
+    Xt = rng.normal(size=(300, 2))
+    kw = dict(gamma=0.5, lam=lam, n_components=n_components, max_iter=200, tol=1e-10)
+    fits = [
+        NystroemKRR(precompute=p, random_state=0, **kw).fit(X, y) for p in (False, True)
+    ]
+    for model in fits:
+        assert model.history_[-1] < 1e-6
+    np.testing.assert_allclose(fits[1].predict(Xt), fits[0].predict(Xt), atol=1e-5)
+
+
 def test_all_centres_is_exact_kernel_ridge():
     X, y = data(n=60)
     lam = 1e-3
