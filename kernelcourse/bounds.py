@@ -153,7 +153,10 @@ def hoeffding_features(a, delta, *, map="cos"):
     """
     c = _hoeffding_c(map)
     a, delta = check_positive(a, "a"), _check_probability(delta)
-    return max(1, math.ceil(c * math.log(2.0 / delta) / (a * a)))
+    D = c * math.log(2.0 / delta) / a / a  # a·a would underflow to 0 for a below 1e-154
+    if not math.isfinite(D):
+        raise ValueError(f"a = {a:g} is too small: the D it needs is beyond floating point.")
+    return max(1, math.ceil(D))
 
 
 def _log_prefactor(sigma_p, diameter, eps):
@@ -225,7 +228,10 @@ def features_needed(eps, delta, d, diameter, sigma_p):
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
     log_term = _log_prefactor(sigma_p, diameter, eps) - math.log(delta)
-    return max(1, math.ceil(4.0 * (d + 2) / eps**2 * log_term))
+    D = 4.0 * (d + 2) / eps / eps * log_term  # eps**2 would underflow to 0 below 1e-154
+    if not math.isfinite(D):
+        raise ValueError(f"eps = {eps:g} is too small: the D it needs is beyond floating point.")
+    return max(1, math.ceil(D))
 
 
 def uniform_deviation(D, delta, d, diameter, sigma_p):

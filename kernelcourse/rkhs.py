@@ -522,7 +522,11 @@ class GaussianMercer(_EigenExpansion):
             or n_features < 1
         ):
             raise ValueError(f"n_features must be an integer >= 1, got {n_features!r}.")
-        a = 1.0 / (4.0 * self.sigma**2)
+        a = 0.25 / self.sigma / self.sigma  # σ² would underflow to 0 below 1e-154
+        if not math.isfinite(a):
+            raise ValueError(
+                f"sigma = {self.sigma:g} is too small: the measure's 1/(4σ²) overflows."
+            )
         b = self.gamma
         # c = √(a² + 2ab) and c − a = 2b/(√(1 + 2b/a) + 1) written without a², which
         # overflows for σ of 1e-100, and without the cancellation of c − a when b ≪ a

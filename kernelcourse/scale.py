@@ -910,8 +910,11 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         solve."""
         self._reset()
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True)
+        names = vars(self).get("feature_names_in_")  # the blocks below are plain arrays
         for start in range(0, len(X), self.block_size):
             self.partial_fit(X[start : start + self.block_size], y[start : start + self.block_size])
+        if names is not None:
+            self.feature_names_in_ = names
         return self.solve()
 
     def _first_features(self, X):

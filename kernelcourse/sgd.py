@@ -42,10 +42,11 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
-from ._validation import as_float_matrix, validate_data
+from ._validation import as_float_matrix, as_float_vector, validate_data
 from .features import RandomFourierFeatures
 from .kernels import Kernel
 
@@ -124,20 +125,33 @@ class SGDResult:
 
 def _prepare(X, y, order, step_size):
     X = as_float_matrix(X, "X", allow_float32=False)
-    y = np.asarray(y, dtype=np.float64)
-    if y.shape != (len(X),):
-        raise ValueError(f"y must have shape ({len(X)},) to match X, got {y.shape}.")
-    if not np.isfinite(y).all():
-        raise ValueError("y contains NaN or infinity.")
+    y = as_float_vector(y, "y", n=len(X))
     order = np.asarray(order)
     if order.ndim != 1 or len(order) == 0 or not np.issubdtype(order.dtype, np.integer):
         raise ValueError("order must be a non-empty 1-D array of example indices (the i_t).")
     if order.min() < 0 or order.max() >= len(X):
         raise ValueError(f"order holds indices outside [0, {len(X)}).")
-    steps = np.broadcast_to(np.asarray(step_size, dtype=np.float64), order.shape)
-    if not (np.isfinite(steps).all() and (steps > 0).all()):
+    steps = as_float_vector(np.atleast_1d(step_size), "step_size")
+    if len(steps) not in (1, len(order)):
+        raise ValueError(
+            f"step_size must be a number or one per step ({len(order)}, the length of order), "
+            f"got {len(steps)} values."
+        )
+    if not (steps > 0).all():
         raise ValueError("step_size must be positive and finite (a number or one per step).")
+    steps = np.broadcast_to(steps, order.shape)
     return X, y, order.tolist(), steps.tolist()
+
+
+def _check_diverged(coef, steps):
+    """A loop whose coefficients left floating point diverged: the step size was too large
+    for the scale of the features (least squares needs α‖φ(x)‖² < 2)."""
+    if not np.isfinite(coef).all():
+        raise ValueError(
+            f"SGD diverged: the coefficients overflowed to infinity or NaN with step_size up "
+            f"to {max(steps):.3g}; lower step_size (for least squares, below 2 / ‖φ(x)‖²)."
+        )
+    return coef
 
 
 def _finite_kernel(kernel):
@@ -176,21 +190,23 @@ class _Tally:
 def _sgd_on_w(get_feature, y, order, steps, D, tally):
     """The primal loop: w ← w − α (wᵀz − y_i) z with z = get_feature(i)."""
     w = np.zeros(D)
-    for i, a in zip(order, steps, strict=True):
-        z = get_feature(i)
-        w -= (a * (float(z @ w) - y[i])) * z
-        tally.total += 2 * z.size  # the inner product zᵀw and the axpy
-    return w
+    with np.errstate(over="ignore", invalid="ignore"):  # divergence raises below
+        for i, a in zip(order, steps, strict=True):
+            z = get_feature(i)
+            w -= (a * (float(z @ w) - y[i])) * z
+            tally.total += 2 * z.size  # the inner product zᵀw and the axpy
+    return _check_diverged(w, steps)
 
 
 def _sgd_on_u(get_kernel_row, y, order, steps, n, tally):
     """The dual loop: u_i ← u_i − α (Σ_j u_j K(x_j, x_i) − y_i)."""
     u = np.zeros(n)
-    for i, a in zip(order, steps, strict=True):
-        row = get_kernel_row(i)
-        u[i] -= a * (float(u @ row) - y[i])
-        tally.total += row.size  # the inner product uᵀK e_i
-    return u
+    with np.errstate(over="ignore", invalid="ignore"):  # divergence raises below
+        for i, a in zip(order, steps, strict=True):
+            row = get_kernel_row(i)
+            u[i] -= a * (float(u @ row) - y[i])
+            tally.total += row.size  # the inner product uᵀK e_i
+    return _check_diverged(u, steps)
 
 
 def sgd_features_on_the_fly(X, y, kernel, *, order, step_size):
@@ -477,8 +493,10 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         """One SGD pass over the rows of an in-memory X (use :meth:`partial_fit` to stream)."""
         for name in ("features_", "classes_", "_w", "n_samples_seen_"):
             self.__dict__.pop(name, None)
-        X, y = validate_data(self, X, y)
-        return self.partial_fit(X, y, classes=np.unique(y))
+        _, labels = validate_data(self, X, y)
+        check_classification_targets(labels)
+        # the original X, so that partial_fit records its feature names
+        return self.partial_fit(X, y, classes=np.unique(labels))
 
     def partial_fit(self, X, y, classes=None):
         """One SGD step per row of this block.
@@ -502,6 +520,13 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                     f"{list(classes)}."
                 )
         X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        known = classes if first else self.classes_
+        unknown = ~np.isin(y, known)
+        if unknown.any():  # before any state is set: a failed first call leaves none
+            raise ValueError(
+                f"y holds labels {np.unique(y[unknown])} outside classes {np.asarray(known).tolist()}."
+            )
         if first:
             self.classes_ = classes
             if self.features is None:
@@ -516,11 +541,6 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             self._w, self._w_avg = np.zeros(D + 1), np.zeros(D + 1)
             self._state = np.zeros(2)
             self.n_samples_seen_ = 0
-        unknown = ~np.isin(y, self.classes_)
-        if unknown.any():
-            raise ValueError(
-                f"y holds labels {np.unique(y[unknown])} outside classes {list(self.classes_)}."
-            )
         s = np.where(y == self.classes_[1], 1.0, -1.0)
         progress = Progress(f"{type(self).__name__}.partial_fit", self.verbose)
         for start in range(0, len(X), self.block_size):
@@ -567,7 +587,8 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        scores = self.decision_function(X)  # raises NotFittedError before fit
+        return self.classes_[(scores > 0).astype(int)]
 
 
 def _fitted(est):

@@ -268,18 +268,24 @@ class _RowCache:
         return out
 
 
-def _check_user_gram(K):
-    """A Gram matrix passed by hand: real, finite and symmetric (to round-off), or an error
-    naming ``gram``; the estimators build theirs and skip this O(n²) check."""
+def _check_user_gram(K, name="gram"):
+    """A Gram matrix passed by hand: real, finite, symmetric (to round-off) and with no
+    negative diagonal entry (which no positive semidefinite matrix has), or an error naming
+    ``name``; the estimators build theirs and skip this O(n²) check."""
     if np.iscomplexobj(K) or not (np.issubdtype(K.dtype, np.number) or K.dtype == bool):
-        raise TypeError(f"gram must be a real numeric matrix, got dtype {K.dtype}.")
+        raise TypeError(f"{name} must be a real numeric matrix, got dtype {K.dtype}.")
     if not np.isfinite(K).all():
-        raise ValueError("gram contains NaN or infinity.")
+        raise ValueError(f"{name} contains NaN or infinity.")
     scale = float(np.abs(K).max()) if K.size else 0.0
     if np.abs(K - K.T).max(initial=0.0) > 1e-10 * max(scale, 1e-300):
         raise ValueError(
-            "gram is not symmetric: K_ij != K_ji beyond round-off; a Gram matrix "
+            f"{name} is not symmetric: K_ij != K_ji beyond round-off; a Gram matrix "
             "K_ij = K(x_i, x_j) is symmetric (pass (K + K.T) / 2 if that is what you meant)."
+        )
+    if np.diagonal(K).min(initial=0.0) < -1e-10 * max(scale, 1e-300):
+        raise ValueError(
+            f"{name} has a negative diagonal entry K_ii = K(x_i, x_i), so it is not positive "
+            "semidefinite and is not a Gram matrix of a kernel."
         )
 
 
@@ -933,8 +939,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         sw = _box_weights(self, sample_weight, X, y_enc)
         if self._precomputed():
             self.kernel_ = "precomputed"
-            if not np.isfinite(X).all():
-                raise ValueError("X (the precomputed Gram matrix) contains NaN or infinity.")
+            _check_user_gram(X, "X (the precomputed Gram matrix)")
             gram_all = _FullGram(X)
         else:
             params = dict(self.kernel_params or {})
@@ -1215,6 +1220,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
             )
         sw = _box_weights(self, sample_weight, X, y_enc)
         bias = float(self.intercept_scaling) if self.fit_intercept else None
+        _check_primal_scale(X, self.C * sw, bias)
         if self.fit_intercept and self.loss == "hinge":
             # the compiled coordinate descent reads rows of [z_i; c]; Newton's method below
             # handles the constant column implicitly, so a large Z is never copied
@@ -1276,6 +1282,28 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(F, axis=1)]
 
 
+def _check_primal_scale(X, c, bias):
+    """Refuse a problem whose sums overflow: the solvers add up n terms c_i‖z_i‖² (the
+    Hessian, the gradient, the dual's curvatures), and one of them at infinity stops them at
+    the start with w = 0, which would look like a fit."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq = np.einsum("ij,ij->i", X, X) + (0.0 if bias is None else bias * bias)
+        top_sq = float(sq.max(initial=0.0))
+        top = float(np.max(c * sq, initial=0.0)) * len(X)
+    if not np.isfinite(top_sq):
+        raise ValueError(
+            f"X is too large in magnitude (largest |entry| {float(np.abs(X).max()):.3g}): "
+            "the squared norms of its rows overflow floating point; rescale X (for example "
+            "standardize it)."
+        )
+    if not top < np.finfo(np.float64).max / 16:  # room for the factor 2 and the sums
+        raise ValueError(
+            f"C times the squared norms of the rows of X, summed over the {len(X)} rows, "
+            f"overflows floating point (largest C·sample_weight {float(np.max(c)):.3g}, "
+            f"largest ‖x‖² {top_sq:.3g}); lower C or rescale X."
+        )
+
+
 def _aug_matvec(X, w, bias):
     """[X, c·1] w: the product with the features plus the constant column c = ``bias``
     (None: no constant column)."""
@@ -1317,7 +1345,8 @@ def _newton_squared_hinge(Z, y, c, tol, max_iter, *, bias=None, progress=None):
     for it in range(1, max_iter + 1):
         r = np.maximum(1.0 - m, 0.0)
         grad = w - 2.0 * _aug_rmatvec(Z, c * y * r, bias)
-        gnorm = float(np.linalg.norm(grad))
+        top = float(np.abs(grad).max(initial=0.0))  # scaled: ‖∇‖² may overflow, ‖∇‖ not
+        gnorm = top * float(np.linalg.norm(grad / top)) if top > 0 else 0.0
         if g0 is None:
             g0 = max(gnorm, 1e-300)
         if gnorm <= tol * g0:

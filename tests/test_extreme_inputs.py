@@ -415,3 +415,52 @@ def test_block_cg_with_an_operator_of_order_1e160():
     b = rng.normal(size=(30, 1))
     result = block_cg(lambda P: H @ P, b, max_iter=100, tol=1e-10)
     np.testing.assert_allclose(H @ result.x, b, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+def test_primal_svc_refuses_a_scale_that_overflows(loss):
+    from kernelcourse.svm import PrimalSVC
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = (X[:, 0] > 0).astype(int)
+    # the squared norms of the rows overflow: the solvers stopped at once with w = 0
+    with pytest.raises(ValueError, match="X is too large in magnitude"):
+        PrimalSVC(loss=loss).fit(X * 1e155, y)
+    # C · Σ‖z_i‖² overflows
+    with pytest.raises(ValueError, match="lower C or rescale X"):
+        PrimalSVC(loss=loss, C=1e305).fit(X, y)
+    # just inside the range both still fit (squared gradient norms beyond it are scaled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = PrimalSVC(loss=loss, C=1e300, max_iter=10**5, random_state=0).fit(X, y)
+    assert model.score(X, y) == 1.0
+
+
+def test_kernel_svc_checks_a_precomputed_gram_matrix():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    K = kn.RBF(gamma=0.5)(X)
+    bad = K.copy()
+    bad[0, 1] += 5.0
+    with pytest.raises(ValueError, match=r"X \(the precomputed Gram matrix\) is not symmetric"):
+        KernelSVC(kernel="precomputed").fit(bad, y)
+    with pytest.raises(ValueError, match="negative diagonal entry"):
+        KernelSVC(kernel="precomputed").fit(-K, y)
+    assert KernelSVC(kernel="precomputed").fit(K, y).score(K, y) > 0.9
+
+
+def test_tiny_accuracies_and_widths_are_refused_by_name():
+    from kernelcourse.bounds import features_needed, hoeffding_features
+
+    # a², ε² and σ² underflowed to 0 and raised a bare ZeroDivisionError
+    with pytest.raises(ValueError, match="a = 1e-300 is too small"):
+        hoeffding_features(1e-300, 0.1)
+    with pytest.raises(ValueError, match="a = 1e-160 is too small"):
+        hoeffding_features(1e-160, 0.1)
+    with pytest.raises(ValueError, match="eps = 1e-300 is too small"):
+        features_needed(eps=1e-300, delta=0.1, d=3, diameter=2.0, sigma_p=1.0)
+    with pytest.raises(ValueError, match="sigma = 1e-200 is too small"):
+        GaussianMercer(gamma=1.0, sigma=1e-200, n_terms=5)
+    assert hoeffding_features(1e-100, 0.1) > 10**200  # still an exact integer where it fits

@@ -1,5 +1,7 @@
 """Large-scale kernel ridge: CG against the direct solve, preconditioning, streaming, checks."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
@@ -501,3 +503,14 @@ def test_one_pass_products_equal_the_blocked_ones(gamma, weighted):
     KV = K @ V if sw is None else (K @ V) * sw[:, None]
     want = K.T @ KV
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
+def test_streaming_ridge_keeps_the_column_names_of_a_dataframe():
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "X has feature names, but ... without" is a warning
+        model = StreamingFeatureRidge(block_size=30, random_state=0).fit(df, X[:, 0])
+        model.predict(df)
+    np.testing.assert_array_equal(model.feature_names_in_, ["a", "b", "c"])

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.kernel_approximation import RBFSampler
@@ -78,12 +80,24 @@ def test_bad_arguments():
         sgd.sgd_cached_features(X, y, k, order=np.array([0, len(X)]), step_size=0.1)
     with pytest.raises(ValueError, match="step_size"):
         sgd.sgd_cached_features(X, y, k, order=order, step_size=-1.0)
-    with pytest.raises(ValueError, match="y must have shape"):
+    with pytest.raises(ValueError, match="y has 59 entries"):
         sgd.sgd_cached_features(X, y[:-1], k, order=order, step_size=0.1)
+    with pytest.raises(TypeError, match="y must be numeric"):
+        sgd.sgd_cached_features(X, np.array(["a"] * len(X)), k, order=order, step_size=0.1)
+    with pytest.raises(ValueError, match="step_size must be a number or one per step"):
+        sgd.sgd_cached_features(X, y, k, order=order, step_size=np.ones(3))
     with pytest.raises(TypeError, match="transform"):
         sgd.sgd_approx_cached_features(X, y, k, order=order, step_size=0.1)
     with pytest.raises(TypeError, match="Kernel"):
         sgd.sgd_dual_cached_gram(X, y, "rbf", order=order, step_size=0.1)
+
+
+@pytest.mark.parametrize("strategy", [sgd.sgd_features_on_the_fly, sgd.sgd_dual_cached_gram])
+def test_divergence_names_the_step_size(strategy):
+    X, y, _ = _problem()
+    order = np.random.default_rng(1).integers(0, len(X), size=3000)
+    with pytest.raises(ValueError, match="SGD diverged.*lower step_size"):
+        strategy(X, y, Polynomial(degree=2), order=order, step_size=5.0)
 
 
 # -- strategy ⑤ out of core ------------------------------------------------------------------
@@ -124,6 +138,32 @@ def test_feature_sgd_errors():
         model.partial_fit(X[:5], np.full(5, 7))
     with pytest.raises(ValueError, match="loss"):
         FeatureSGDClassifier(loss="squared").fit(X, y)
+    with pytest.raises(ValueError, match="continuous"):
+        FeatureSGDClassifier().fit(X, X[:, 0])
+
+
+def test_feature_sgd_state_and_feature_names():
+    import pandas as pd
+    from sklearn.exceptions import NotFittedError
+
+    from kernelcourse.sgd import FeatureSGDClassifier
+
+    X, y = _two_moons(200)
+    with pytest.raises(NotFittedError):
+        FeatureSGDClassifier().predict(X)
+    # a first call that fails leaves no half-made state behind
+    model = FeatureSGDClassifier(random_state=0)
+    with pytest.raises(ValueError, match="outside classes"):
+        model.partial_fit(X, y + 5, classes=[0, 1])
+    model.partial_fit(X, y + 5, classes=[5, 6])
+    np.testing.assert_array_equal(model.classes_, [5, 6])
+    # a DataFrame's column names are kept, so predicting on one does not warn
+    df = pd.DataFrame(X, columns=["u", "v"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitted = FeatureSGDClassifier(random_state=0).fit(df, y)
+        fitted.predict(df)
+    np.testing.assert_array_equal(fitted.feature_names_in_, ["u", "v"])
 
 
 def test_operation_tally_of_the_approximate_feature_strategies():
