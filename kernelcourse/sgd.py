@@ -525,7 +525,8 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         unknown = ~np.isin(y, known)
         if unknown.any():  # before any state is set: a failed first call leaves none
             raise ValueError(
-                f"y holds labels {np.unique(y[unknown])} outside classes {np.asarray(known).tolist()}."
+                f"y holds labels {np.unique(y[unknown]).tolist()} outside classes "
+                f"{np.asarray(known).tolist()}."
             )
         if first:
             self.classes_ = classes
