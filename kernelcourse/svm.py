@@ -694,10 +694,11 @@ def _ovr_shaped(votes, confidences):
     return votes + scaled
 
 
-def _box_weights(est, sample_weight, X, y_enc):
+def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
     """Per-sample weights s_i · w_{y_i} (sample and class weights, both scaling C), checked
     so that every class keeps a positive total weight, as LIBSVM requires. Sets
-    ``class_weight_``."""
+    ``class_weight_``; "balanced" counts the samples as LIBSVM does, or weighs them by
+    s_i as LIBLINEAR does (``liblinear=True``)."""
     try:
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     except ValueError as err:
@@ -711,7 +712,10 @@ def _box_weights(est, sample_weight, X, y_enc):
                 f"(classes {classes.tolist()})."
             )
     est.class_weight_ = compute_class_weight(
-        est.class_weight, classes=classes, y=classes[y_enc]
+        est.class_weight,
+        classes=classes,
+        y=classes[y_enc],
+        sample_weight=sw if liblinear and sample_weight is not None else None,
     ).astype(np.float64)
     if not np.all(np.isfinite(est.class_weight_)) or np.any(est.class_weight_ < 0):
         raise ValueError(f"class_weight must be finite and >= 0, got {est.class_weight!r}.")
@@ -1105,8 +1109,10 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         Order of the coordinates in dual coordinate descent.
     class_weight : dict, "balanced" or None, default=None
         Weight :math:`w_c` of each class, multiplying C for its samples (with the sample
-        weights), as scikit-learn's ``LinearSVC``; "balanced" uses
-        :math:`w_c = n / (n_{\text{classes}} \cdot n_c)`.
+        weights), as scikit-learn's ``LinearSVC``: with more than two classes, in the
+        one-vs-rest problem of class c only the samples of c are weighted (the rest keep C),
+        as LIBLINEAR does. "balanced" uses :math:`w_c = n / (n_{\text{classes}} \cdot n_c)`
+        with n and :math:`n_c` sums of the sample weights.
     verbose : None, bool or int >= 0, default=None
         Progress (Newton step or epoch, the quantity that converges, elapsed time). None:
         silent unless the fit runs longer than 30 s, then a line every 30 s on standard
@@ -1218,9 +1224,14 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"y has only one class ({self.classes_[0]!r}); an SVM needs at least two."
             )
-        sw = _box_weights(self, sample_weight, X, y_enc)
+        sw = _box_weights(self, sample_weight, X, y_enc, liblinear=True)
         bias = float(self.intercept_scaling) if self.fit_intercept else None
         _check_primal_scale(X, self.C * sw, bias)
+        k = len(self.classes_)
+        if k > 2:
+            # LIBLINEAR's one-vs-rest weighs only the positive class of each problem: the
+            # rest keep C (times their sample weights)
+            s_only = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if self.fit_intercept and self.loss == "hinge":
             # the compiled coordinate descent reads rows of [z_i; c]; Newton's method below
             # handles the constant column implicitly, so a large Z is never copied
@@ -1228,13 +1239,13 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         else:
             Z = X
         rng = check_random_state(self.random_state)
-        k = len(self.classes_)
         problems = [1] if k == 2 else range(k)
         W, objs, iters = [], [], []
         progress = Progress("PrimalSVC.fit", self.verbose)
         for c in problems:
             if k > 2:
                 progress.task = f"PrimalSVC.fit, class {self.classes_[c]} vs rest"
+                sw = s_only * np.where(y_enc == c, self.class_weight_[c], 1.0)
             yy = np.where(y_enc == c, 1.0, -1.0)
             if self.loss == "squared_hinge":
                 w, it, ok = _newton_squared_hinge(

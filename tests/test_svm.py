@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -548,3 +550,22 @@ def test_gradient_rebuild_counts_only_the_coefficients_that_moved(max_iter, monk
     free = (res.beta < 1.0 * (y > 0)) & (res.beta > -1.0 * (y < 0))
     assert res.intercept == pytest.approx(np.mean(v[free]), abs=1e-5)
     assert max(moved) < 0.5 * np.count_nonzero(res.beta)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("class_weight", [{0: 5.0}, "balanced"])
+def test_primal_svc_class_weights_as_liblinear(n_classes, class_weight):
+    # LIBLINEAR weighs only the positive class of each one-vs-rest problem, and counts
+    # "balanced" classes by their sample weights
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    y = rng.integers(0, n_classes, 300)
+    X[:, 0] += 0.7 * y
+    sw = rng.uniform(0.2, 2.0, 300)
+    kw = dict(loss="hinge", C=0.7, tol=1e-9, class_weight=class_weight)
+    ours = PrimalSVC(max_iter=10**5, random_state=0, **kw).fit(X, y, sample_weight=sw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # LIBLINEAR's own convergence chatter
+        ref = LinearSVC(max_iter=10**7, dual=True, **kw).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-6)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-6)
