@@ -52,10 +52,13 @@ def rademacher_bound(K, c):
     if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(K).max()))):
         raise ValueError("K must be symmetric, as every Gram matrix is.")
     c = check_nonnegative(c, "c")
-    trace = float(np.trace(K))
+    diag = np.diagonal(K)
+    top = float(np.abs(diag).max(initial=0.0))
+    # √tr K as √top · √(tr K / top): the trace of a K of 1e308 overflows, its root does not
+    trace = float((diag / top).sum()) if top > 0 else 0.0
     if trace < 0:
-        raise ValueError(f"K has negative trace {trace:.3g}; it is not a Gram matrix.")
-    return c * np.sqrt(trace) / K.shape[0]
+        raise ValueError(f"K has negative trace {trace * top:.3g}; it is not a Gram matrix.")
+    return c * math.sqrt(top) * math.sqrt(trace) / K.shape[0]
 
 
 def _check_probability(delta, name="delta"):

@@ -464,3 +464,18 @@ def test_tiny_accuracies_and_widths_are_refused_by_name():
     with pytest.raises(ValueError, match="sigma = 1e-200 is too small"):
         GaussianMercer(gamma=1.0, sigma=1e-200, n_terms=5)
     assert hoeffding_features(1e-100, 0.1) > 10**200  # still an exact integer where it fits
+
+
+def test_huge_targets_and_traces_raise_no_numpy_overflow():
+    from kernelcourse.bounds import rademacher_bound
+    from kernelcourse.ridge import RidgeRegression
+
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's bare "overflow encountered" included
+        # the trace of 3·10³⁰⁸ overflows; its root does not
+        assert rademacher_bound(np.eye(3) * 1e308, 1.0) == pytest.approx(math.sqrt(1e308 / 3))
+        # ‖y‖² overflows: the accuracy check of the solve used to be skipped with a warning
+        big = RidgeRegression(1.0).fit(X, X[:, 0] * 1e160).coef_
+    small = RidgeRegression(1.0).fit(X, X[:, 0]).coef_
+    np.testing.assert_allclose(big / 1e160, small, rtol=1e-10)
