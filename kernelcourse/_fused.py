@@ -28,7 +28,9 @@ _P = tuple(
 )
 
 
-@njit(parallel=True, fastmath=True, cache=True)
+# Not cached: the tile GEMM (np.dot) calls BLAS through a pointer that numba cannot store
+# in its cache, and asking for a cache only warns about that on every first call.
+@njit(parallel=True, fastmath=True)
 def _products(X, Ct, xsq, gc, gamma, Vt, sw, tile, p0, p1, p2, p3, p4):
     n = X.shape[0]
     M = Ct.shape[1]

@@ -514,3 +514,20 @@ def test_streaming_ridge_keeps_the_column_names_of_a_dataframe():
         model = StreamingFeatureRidge(block_size=30, random_state=0).fit(df, X[:, 0])
         model.predict(df)
     np.testing.assert_array_equal(model.feature_names_in_, ["a", "b", "c"])
+
+
+def test_the_fused_products_compile_without_a_warning():
+    # asked to cache, numba warned on every first call that it cannot cache the BLAS call
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from kernelcourse._fused import rbf_normal_products\n"
+        "X = np.random.default_rng(0).normal(size=(50, 3)).astype(np.float32)\n"
+        "rbf_normal_products(X, X[:5], 0.5, np.ones((5, 1)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
