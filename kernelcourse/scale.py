@@ -413,6 +413,10 @@ class _BaseNystroemKRR(BaseEstimator):
             quantity="relative residual of the preconditioned system",
             stacklevel=3,
         )
+        if xp is None and np.dtype(self.dtype) == np.float32:
+            _warn_float32_sensitivity(
+                type(self).__name__, self.kernel_, self.centers_, self.dual_coef_, Y
+            )
         self._finish_progress(progress)
         return self
 
@@ -516,6 +520,38 @@ class _BaseNystroemKRR(BaseEstimator):
         return out
 
 
+def _warn_float32_sensitivity(name, kernel, centers, alpha, Y, limit=0.05):
+    r"""Warn when float32 kernel blocks may have moved the predictions by more than
+    ``limit`` times the spread of the targets.
+
+    CG solves the system of the kernel rounded to float32, exactly; a prediction
+    :math:`k_x^Tlpha` with the exact kernel differs from the rounded one by up to about
+    :math:`arepsilon_{32}\sqrt M\,\kappa\,\lVertlpha
+Vert` (κ² the largest K(c, c)).
+    That is harmless while λ keeps α small, and not where a small λ and nearly dependent
+    centres make α large."""
+    Y = np.asarray(Y, dtype=np.float64).reshape(len(Y), -1)
+    A = np.asarray(alpha, dtype=np.float64).reshape(len(alpha), -1)
+    c64 = np.asarray(centers, dtype=np.float64)
+    kappa2 = max(
+        float(np.max(np.diagonal(kernel(c64[s : s + 256])), initial=0.0))
+        for s in range(0, len(c64), 256)
+    )
+    shift = float(np.finfo(np.float32).eps) * math.sqrt(len(A) * max(kappa2, 0.0))
+    est = shift * np.linalg.norm(A, axis=0)
+    spread = Y.std(axis=0)
+    ratio = np.where(spread > 0, est / np.where(spread > 0, spread, 1.0), 0.0)
+    if float(ratio.max()) > limit:
+        warnings.warn(
+            f"{name}: with float32 kernel blocks the solution is sensitive to their rounding: "
+            f"predictions may move by up to about {float(est.max()):.2g} "
+            f"(ε₃₂·√M·κ·‖α‖), {float(ratio.max()):.0%} of the spread of the targets. "
+            "Use dtype=numpy.float64 or a larger lam.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
 class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     r"""Nyström kernel ridge regression solved by FALKON-preconditioned conjugate gradient.
 
@@ -560,6 +596,9 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         unprecomputed solve where :math:`K_{MM}` is nearly singular.
     dtype : numpy.float64 or numpy.float32, default=numpy.float64
         Precision of the kernel blocks; float32 halves memory and time, CG stays in float64.
+        The solve is then that of the kernel rounded to float32; a RuntimeWarning says when
+        that may move the predictions by more than 5 % of the targets' spread (a small
+        ``lam`` with nearly dependent centres makes the coefficients large).
     random_state : int, RandomState or None
         Seeds the choice of centres.
     callback : callable or None

@@ -479,3 +479,18 @@ def test_huge_targets_and_traces_raise_no_numpy_overflow():
         big = RidgeRegression(1.0).fit(X, X[:, 0] * 1e160).coef_
     small = RidgeRegression(1.0).fit(X, X[:, 0]).coef_
     np.testing.assert_allclose(big / 1e160, small, rtol=1e-10)
+
+
+def test_float32_falkon_warns_when_its_rounding_moves_the_predictions():
+    # every point a centre and a tiny λ: α is large, and the float32 kernel's rounding
+    # moved the predictions by several times the targets' spread, with no warning
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = np.sin(2 * X[:, 0]) + 3
+    kw = dict(gamma=0.5, n_components=60, max_iter=200, tol=1e-10, random_state=0)
+    with pytest.warns(RuntimeWarning, match=r"float32 kernel blocks .*ε₃₂·√M·κ·‖α‖"):
+        NystroemKRR(lam=1e-6, dtype=np.float32, **kw).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        NystroemKRR(lam=1e-6, dtype=np.float64, **kw).fit(X, y)  # float64: fine
+        NystroemKRR(lam=1e-2, dtype=np.float32, **kw).fit(X, y)  # a larger λ: fine
