@@ -29,10 +29,12 @@ def test_pct_and_seconds():
 
 def test_forest_table_has_every_finished_run(forest):
     for task in records.FOREST_TASKS:
-        table = records.forest_table(forest, task)
         runs = [r for r in forest["runs"] if r.get("task", "binary") == task]
-        assert len(table.cells) == len(runs)  # finished runs, and any that did not finish
-        assert all(len(row) == len(table.headers) for row in table.cells)
+        for part in ("accuracy", "cost"):
+            table = records.forest_table(forest, task, part)
+            assert len(table.cells) == len(runs)  # finished runs, and any that did not finish
+            assert all(len(row) == len(table.headers) for row in table.cells)
+            assert len(table.headers) <= 4  # few columns: the table reads on a phone
     table = records.forest_table(forest)
     by_method = {row[0]: row for row in table.cells}
     binning = by_method["random binning + ridge"]
@@ -52,12 +54,16 @@ def test_forest_table_says_which_runs_kept_to_the_budgets(forest):
     slow = next(r for r in record["runs"] if r["method"] == "random_forest")
     slow["fit_s"] = 2 * record["budget_s"]
     record["runs"].append({"method": "extra_trees", "task": slow["task"], "error": "out of time"})
-    table = records.forest_table(record, slow["task"])
-    rows = [row for row in table.cells if row[0] == "random forest"]
-    assert rows[0][-1] == "no"
-    failed = [row for row in table.cells if row[1] == "did not finish"]
-    assert len(failed) == 1 and failed[0][-1] == "no"
-    assert len(failed[0]) == len(table.headers)
+    table = records.forest_table(record, slow["task"], "cost")
+    assert "5 min" in table.title and "4 GiB" in table.title
+    marked = [row[0] for row in table.cells if "over budget" in row[0]]
+    assert marked == ["random forest (over budget)"]
+    for part in ("accuracy", "cost"):
+        table = records.forest_table(record, slow["task"], part)
+        failed = [row for row in table.cells if row[1] == "did not finish"]
+        assert len(failed) == 1 and len(failed[0]) == len(table.headers)
+    with pytest.raises(ValueError, match="part"):
+        records.forest_table(record, "binary", "speed")
 
 
 def test_forest_comparison_takes_the_best_tree_within_the_budgets(forest):

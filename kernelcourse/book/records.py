@@ -150,9 +150,9 @@ def falkon_trials_table(record):
     first = v["grid"][0]
     return Table(
         rows,
-        ["bandwidths", "λ", "validation accuracy", "fit time", "kept"],
+        ["bandwidths", "λ", "accuracy", "fit", "kept"],
         title=f"Nyström-FALKON, M = {first['n_components']:,} centres on "
-        f"{first['n_rows']:,} training rows, validation on 58 102 held-out rows",
+        f"{first['n_rows']:,} training rows: validation accuracy on 58 102 held-out rows",
     )
 
 
@@ -189,41 +189,56 @@ def _within_budget(record, r):
     return r["fit_s"] <= budget and r["peak_rss_bytes"] <= memory
 
 
-def forest_table(record, task="binary"):
-    """Test accuracy, fit and predict time, peak memory and whether the run kept to the
-    budgets, for every method of ``task`` (with Rahimi & Recht's accuracy for the binary
-    task); a run that did not finish is listed with its reason."""
+def forest_table(record, task="binary", part="accuracy"):
+    """One of two tables of the runs of ``task``, each few columns wide enough for a phone.
+
+    ``part="accuracy"``: method, setting and test accuracy (with Rahimi & Recht's accuracy
+    for the binary task). ``part="cost"``: method, fit and predict time and peak memory,
+    with the budgets in the title and a run that exceeded them marked "over budget". A run
+    that did not finish is listed in both with its reason."""
+    if part not in ("accuracy", "cost"):
+        raise ValueError(f"part must be 'accuracy' or 'cost', got {part!r}.")
     published = {m: 1 - e / 100 for m, e in record["reference"]["test_error_percent"].items()}
     setting = forest_settings(record, task)
     binary = task == "binary"
+    if part == "accuracy":
+        header = ["method", "setting", "accuracy"] + (["Rahimi & Recht"] if binary else [])
+    else:
+        header = ["method", "fit", "predict", "memory"]
     rows = []
     for m, r in forest_runs(record, task).items():
-        row = [FOREST_LABELS.get(m, m), setting.get(m, ""), pct(r["accuracy"])]
-        if binary:
-            row.append(pct(published[m]) if m in published else "—")
-        row += [
-            seconds(r["fit_s"]),
-            seconds(r["predict_s"]),
-            f"{r['peak_rss_bytes'] / 2**30:.1f} GiB",
-            "yes" if _within_budget(record, r) else "no",
-        ]
+        label = FOREST_LABELS.get(m, m)
+        if part == "accuracy":
+            row = [label, setting.get(m, ""), pct(r["accuracy"])]
+            if binary:
+                row.append(pct(published[m]) if m in published else "—")
+        else:
+            if not _within_budget(record, r):
+                label += " (over budget)"
+            row = [
+                label,
+                seconds(r["fit_s"]),
+                seconds(r["predict_s"]),
+                f"{r['peak_rss_bytes'] / 2**30:.1f} GiB",
+            ]
         rows.append(row)
-    minutes = record.get("budget_s", 300.0) / 60
-    gib = record.get("memory_budget_bytes", 4 * 2**30) / 2**30
-    header = ["method", "setting", "accuracy"] + (["Rahimi & Recht"] if binary else [])
-    header += ["fit", "predict", "memory", f"within {minutes:g} min and {gib:g} GiB"]
     for r in record["runs"]:
         if "error" in r and r.get("task", "binary") == task:
             m = r["method"]
-            blank = ["—"] * (len(header) - 3)
-            rows.append([FOREST_LABELS.get(m, m), "did not finish", *blank, "no"])
+            rows.append([FOREST_LABELS.get(m, m), "did not finish", *["—"] * (len(header) - 2)])
     data = record["data"]
-    return Table(
-        rows,
-        header,
-        title=f"Covertype, {FOREST_TASKS[task]}: {data['n_train']:,} training and "
-        f"{data['n_test']:,} test points",
+    title = (
+        f"Covertype, {FOREST_TASKS[task]}: {data['n_train']:,} training and "
+        f"{data['n_test']:,} test points"
     )
+    if part == "cost":
+        minutes = record.get("budget_s", 300.0) / 60
+        gib = record.get("memory_budget_bytes", 4 * 2**30) / 2**30
+        title = (
+            f"Covertype, {FOREST_TASKS[task]}: fit and predict time and peak memory "
+            f"(budget {minutes:g} min of fit and {gib:g} GiB)"
+        )
+    return Table(rows, header, title=title)
 
 
 def forest_comparison(record, task="binary"):
@@ -270,8 +285,9 @@ def tree_trials_table(record, task="binary"):
         )
     return Table(
         rows,
-        ["model", "trial", "validation accuracy", "fit time", "kept"],
-        title=f"Tree models, {FOREST_TASKS[task]}: validation on 58 102 held-out training rows",
+        ["model", "trial", "accuracy", "fit", "kept"],
+        title=f"Tree models, {FOREST_TASKS[task]}: validation accuracy on 58 102 held-out "
+        "training rows",
     )
 
 
@@ -299,8 +315,9 @@ def binning_trials_table(record):
             ]
             for r in grid
         ],
-        ["stage", "trial", "validation accuracy", "fit time", "fit memory", "kept"],
-        title="Random binning, validation on 58 102 held-out training rows. Stage 1: γ and "
+        ["stage", "trial", "accuracy", "fit", "memory", "kept"],
+        title="Random binning, validation accuracy on 58 102 held-out training rows, fit time "
+        "and memory. Stage 1: γ and "
         "λ; stage 2: a factor on γ_k for one feature group at a time; stage 3: the number "
         "of grids P",
     )
@@ -348,8 +365,9 @@ def lecture004_svm_table(record, data, title):
     n_train, n_test = record["settings"]["sizes"][data]
     return Table(
         rows,
-        ["method", "components", "test accuracy", "fit", "predict"],
-        title=f"{title}: {n_train:,} training and {n_test:,} test rows; a grid search on "
+        ["method", "features", "accuracy", "fit", "predict"],
+        title=f"{title}: test accuracy, fit and predict time; {n_train:,} training and "
+        f"{n_test:,} test rows; a grid search on "
         f"{grid['n_rows']:,} rows chose C = {grid['C']:g}, γ = {grid['gamma']:g}",
     )
 
