@@ -8,8 +8,11 @@ from benchmarks.__main__ import modules
 @pytest.mark.parametrize("mod", modules(every=True), ids=lambda m: m.__name__)
 def test_benchmark_runs_at_smoke_size(mod, monkeypatch):
     # the GPU benchmark sets SCIPY_ARRAY_API for its array-API fits; undone after the test, so
-    # that scikit-learn's estimator checks in later tests do not see it half-set
-    monkeypatch.delenv("SCIPY_ARRAY_API", raising=False)
+    # that scikit-learn's estimator checks in later tests do not see it half-set. (setenv
+    # first: delenv of an unset variable records nothing to undo, and the benchmark's
+    # os.environ.setdefault would then outlive the test)
+    monkeypatch.setenv("SCIPY_ARRAY_API", "")
+    monkeypatch.delenv("SCIPY_ARRAY_API")
     rows = mod.run(smoke=True)
     assert rows
     for r in rows:
