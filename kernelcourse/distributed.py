@@ -72,12 +72,12 @@ def _check_rows(X, y=None):
     return X, Y, single
 
 
-def _per_chunk_sum(func, X, Y, shape):
-    """Σ over row chunks of ``func(x_chunk, y_chunk)``, each of ``shape``, by a tree
-    reduction on the cluster; returned as a numpy array."""
+def _per_chunk(func, X, Y, shape):
+    """``func(x_chunk, y_chunk)`` for each row chunk, each of ``shape``, stacked along a new
+    first axis of a dask array (one entry a chunk)."""
     da = _dask_array()
     a, b = shape
-    stacked = da.blockwise(
+    return da.blockwise(
         lambda x, y: func(x, y)[None],
         "iab",
         X,
@@ -90,7 +90,12 @@ def _per_chunk_sum(func, X, Y, shape):
         dtype=np.float64,
         meta=np.empty((0, 0, 0)),
     )
-    return stacked.sum(axis=0).compute()
+
+
+def _per_chunk_sum(func, X, Y, shape):
+    """Σ over row chunks of ``func(x_chunk, y_chunk)``, each of ``shape``, by a tree
+    reduction on the cluster; returned as a numpy array."""
+    return _per_chunk(func, X, Y, shape).sum(axis=0).compute()
 
 
 def _per_chunk_factor(func, X, Y, M):
@@ -100,22 +105,12 @@ def _per_chunk_factor(func, X, Y, M):
     cluster (a tall-skinny QR). Returned as a numpy array."""
     from dask import delayed
 
-    da = _dask_array()
-    stacked = da.blockwise(
-        lambda x, y: gram_factor_update(None, func(x, y))[None],
-        "iab",
-        X,
-        "ij",
-        Y,
-        "ik",
-        new_axes={"a": M, "b": M},
-        adjust_chunks={"i": 1},
-        concatenate=True,
-        dtype=np.float64,
-        meta=np.empty((0, 0, 0)),
-    )
+    def chunk_factor(x, y):
+        return gram_factor_update(None, func(x, y))
+
+    stacked = _per_chunk(chunk_factor, X, Y, (M, M))
     parts = [delayed(lambda r: r[0])(p) for p in stacked.to_delayed().ravel()]
-    pair = delayed(lambda a, b: gram_factor_update(a, b))
+    pair = delayed(gram_factor_update)
     while len(parts) > 1:
         parts = [
             pair(*parts[i : i + 2]) if i + 1 < len(parts) else parts[i]
