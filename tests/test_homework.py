@@ -531,7 +531,7 @@ def _walk_kernel_without_mask(A1, labels1, A2, labels2, lam, tol):
 
 WRONG = {
     ("hw1", "q1"): (lambda K, tol=1e-10: None, "negative"),
-    ("hw1", "q2"): (_poly2_without_sqrt2, "√2"),
+    ("hw1", "q2"): (_poly2_without_sqrt2, "coefficient"),
     ("hw1", "q3"): (lambda F1, F2: np.kron(F1, F2), "products of one entry"),
     ("hw2", "q1"): (_training_residuals, "not r_i itself"),
     ("hw2", "q2"): (_fold_diagonal_only, "not its diagonal"),
