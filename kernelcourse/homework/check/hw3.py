@@ -115,8 +115,8 @@ def q1(student_scrambled_halton, *, seed=None):
     @c.test(
         "each point is uniform on the cube over the draws of rng (60 generators)",
         "a fixed point (the unscrambled sequence starts at 0) is not uniform: draw the digit "
-        "permutations, or a shift modulo 1, from rng, and randomise enough digits that the "
-        "points fill (0, 1) and not a coarse grid.",
+        "permutations from rng, and randomise enough digits that the points fill (0, 1) and "
+        "not a coarse grid.",
     )
     def _():
         base = int(rng.integers(2**31))
