@@ -61,7 +61,8 @@ def q1(student_walk_kernel, *, seed=None):
 
     @c.test(
         "the Gram matrix of eight graphs is positive semidefinite",
-        "k(G, G') is an inner product of walk counts: PSD whatever the graphs.",
+        "a kernel gives PSD Gram matrices for any graphs and any λ where its series "
+        "converges: a negative eigenvalue means your k is not the kernel of the question.",
     )
     def _():
         graphs = [random_graph(rng, int(rng.integers(4, 8))) for _ in range(8)]
