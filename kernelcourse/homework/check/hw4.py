@@ -1,10 +1,14 @@
-"""Self-checks for homework 4: the SVM dual and SMO (Platt 1998; Fan, Chen & Lin
-2005; :doc:`chapter 8 </book/08_svm_dual_and_primal>`).
+"""Self-checks for homework 4: SMO beyond chapter 8 (Platt 1998; Fan, Chen & Lin
+2005; :doc:`chapter 8 </book/08_svm_dual_and_primal>`): the pair step for kernels that
+are not positive semi-definite, the shrinking rule, and SMO with shrinking and
+unshrinking.
 
-The checks test optimality, not agreement with a solver: the SMO step must be the best feasible
-point on its line, the solver's α must satisfy the KKT conditions, and the intercept must put
-the free support vectors on the margin. LIBSVM (scikit-learn's ``SVC``) only provides the
-optimal α that the intercept check starts from; it may not be called from the student's code.
+The checks test properties, not agreement with a solver: the step must be feasible and
+never lose objective (and be the best point on its line when the kernel is positive
+definite), the shrinking rule must set aside exactly the variables at a bound that
+belong to no violating pair, and the solver's α must satisfy the KKT conditions. LIBSVM
+(scikit-learn's ``SVC``) only provides the partly solved problems that the shrinking
+check starts from; it may not be called from the student's code.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from sklearn.svm import SVC
 from ...kernels import RBF
 from ._core import SelfCheck, close, fresh_rng
 
-__all__ = ["q1", "q2", "q3", "q4", "toy_problem"]
+__all__ = ["q1", "q2", "q3", "q4", "toy_problem", "sigmoid_problem"]
 
 # What else would answer these questions in one call.
 SVM_SOLVERS = ("sklearn.svm",)
@@ -26,6 +30,21 @@ def toy_problem(rng, n=40, gamma=1.0):
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     X = rng.normal(size=(n, 2)) + 0.9 * y[:, None]
     return X, y, RBF(gamma=gamma)(X)
+
+
+def sigmoid_problem(rng, n=40, gamma=1.0, coef0=0.0):
+    """Points of varied length in 2-D, labels ±1, and the Gram matrix of the sigmoid
+    kernel tanh(γ xᵀx' + c), which is symmetric but not positive semi-definite."""
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    X = (rng.normal(size=(n, 2)) + 0.5 * y[:, None]) * rng.uniform(
+        0.3, 2.0, size=(n, 1)
+    )
+    return X, y, np.tanh(gamma * X @ X.T + coef0)
+
+
+def _box(y, C):
+    """The box [L, U] of the signed coefficients β = y ∘ α."""
+    return np.where(y > 0, 0.0, -C), np.where(y > 0, C, 0.0)
 
 
 def _feasible_alpha(rng, y, C):
@@ -40,36 +59,48 @@ def _feasible_alpha(rng, y, C):
     return alpha
 
 
-def _line_values(alpha, K, y, i, j, ts):
-    """The dual objective at α + t (y_i e_i − y_j e_j) for each t, from its expansion in t."""
-    v = alpha * y
-    g = 1.0 - y * (K @ v)
-    slope = y[i] * g[i] - y[j] * g[j]
-    curvature = K[i, i] + K[j, j] - 2.0 * K[i, j]
-    return slope * ts - 0.5 * curvature * ts**2
+def _objective(alpha, K, y):
+    beta = alpha * y
+    return float(y @ beta - beta @ K @ beta / 2)
+
+
+def _segment(alpha, y, C, i, j):
+    """The feasible τ of β + τ(e_i − e_j), as its two ends."""
+    L, U = _box(y, C)
+    beta = alpha * y
+    return max(L[i] - beta[i], beta[j] - U[j]), min(U[i] - beta[i], beta[j] - L[j])
+
+
+def _line_gain(alpha, K, y, i, j, lo, hi, size=4001):
+    """The change of the objective at β + τ(e_i − e_j) for τ on a grid of [lo, hi]."""
+    beta = alpha * y
+    ts = np.linspace(lo, hi, size)
+    slope = y[i] - y[j] - (K[i] - K[j]) @ beta
+    return slope * ts - 0.5 * (K[i, i] + K[j, j] - 2.0 * K[i, j]) * ts**2
 
 
 def _kkt_gap(alpha, K, y, C):
-    """max over I_up of y_t g_t minus min over I_low (≤ 0 up to tol at the optimum)."""
-    yg = y * (1.0 - y * (K @ (alpha * y)))
+    """m(β) − M(β) over all variables (≤ tol at an approximate optimum)."""
+    L, U = _box(y, C)
+    beta = alpha * y
+    v = y - K @ beta
     eps = 1e-9 * C
-    up = ((y > 0) & (alpha < C - eps)) | ((y < 0) & (alpha > eps))
-    low = ((y < 0) & (alpha < C - eps)) | ((y > 0) & (alpha > eps))
-    return float(yg[up].max() - yg[low].min())
+    return float(v[beta < U - eps].max() - v[beta > L + eps].min())
 
 
 def q1(student_dual_objective, *, seed=None):
     """Check ``dual_objective(alpha, K, y)`` = 1ᵀα − ½ αᵀ(yyᵀ ∘ K)α.
 
-    For a linear kernel K = XXᵀ the quadratic term is ‖Σ_i α_i y_i x_i‖², the squared norm of the
-    primal weight vector: the check compares with that, and with the objective's scaling in α.
+    For a linear kernel K = XXᵀ the quadratic term is ‖Σ_i α_i y_i x_i‖², the squared
+    norm of the primal weight vector: the check compares with that, and with the
+    objective's scaling in α.
     """
     rng = fresh_rng(seed)
     c = SelfCheck("hw4.q1", student_dual_objective, forbid=SVM_SOLVERS)
 
     @c.test(
         "equals 1ᵀα − ½‖w‖² with w = Σ_i α_i y_i x_i for a linear kernel",
-        "G_ij = y_i y_j K_ij; with v = α * y the quadratic term is vᵀ K v; the ½ matters.",
+        "with β = α * y the quadratic term is βᵀ K β; the ½ matters.",
     )
     def _():
         for _ in range(3):
@@ -82,7 +113,8 @@ def q1(student_dual_objective, *, seed=None):
 
     @c.test(
         "is 0 at α = 0 and 1ᵀα − ½ αᵀGα scales as t·1ᵀα − t²·½αᵀGα",
-        "both terms vanish when every α_i is 0; the first is linear, the second quadratic.",
+        "both terms vanish when every α_i is 0; the first is linear, the second "
+        "quadratic.",
     )
     def _():
         X, y, K = toy_problem(rng, n=6)
@@ -92,25 +124,39 @@ def q1(student_dual_objective, *, seed=None):
         # a quadratic through 0 with linear coefficient 1ᵀα: f(t) = s t − q t² / 2
         s = alpha.sum()
         q = 2 * (s - f1)
-        close([f2, f3], [2 * s - 2 * q, 3 * s - 4.5 * q], what="the objective at 2α and 3α")
+        close(
+            [f2, f3],
+            [2 * s - 2 * q, 3 * s - 4.5 * q],
+            what="the objective at 2α and 3α",
+        )
 
     c.finish()
 
 
 def q2(student_smo_step, *, seed=None):
-    """Check ``smo_step(alpha, K, y, C, i, j)``: exact maximisation over the pair (i, j)."""
+    """Check ``smo_step(alpha, K, y, C, i, j)``: a feasible pair step that never loses
+    objective, for positive definite and for indefinite kernels."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw4.q2", student_smo_step, forbid=SVM_SOLVERS)
-    hint = (
-        "move α_i by y_i t and α_j by −y_j t; the best t is (y_i g_i − y_j g_j) / η with "
-        "g = 1 − Gα and η = K_ii + K_jj − 2K_ij; then clip t so both stay in [0, C]."
-    )
-    X, y, K = toy_problem(rng, n=20)
     C = 1.0
-    cases = []
+    _, y, K = toy_problem(rng, n=20)
+    _, y_s, K_s = sigmoid_problem(rng, n=30)
+    diag = np.diag(K_s)
+    a_s = diag[:, None] + diag[None, :] - 2.0 * K_s
+    negative = np.argwhere(np.triu(a_s < -1e-2, 1))
+    cases, cases_s = [], []
     for _ in range(12):
         i, j = rng.choice(20, size=2, replace=False)
         cases.append((_feasible_alpha(rng, y, C), int(i), int(j)))
+        i, j = negative[rng.integers(len(negative))][rng.permutation(2)]
+        cases_s.append((_feasible_alpha(rng, y_s, C), int(i), int(j)))
+
+    def feasible(alpha, new, y, i, j):
+        others = np.ones(len(y), bool)
+        others[[i, j]] = False
+        close(new[others], alpha[others], what="the α_k with k ∉ {i, j}")
+        close(float(y @ new), float(y @ alpha), atol=1e-9, what="yᵀα")
+        assert new.min() >= -1e-12 and new.max() <= C + 1e-12, "α left the box [0, C]"
 
     @c.test("does not modify its input α", "work on a copy: alpha = alpha.copy().")
     def _():
@@ -121,108 +167,171 @@ def q2(student_smo_step, *, seed=None):
 
     @c.test(
         "changes only α_i and α_j, keeps yᵀα and the box 0 ≤ α ≤ C",
-        "the step must move along the line y_i α_i + y_j α_j = constant; clip t so that both "
-        "α_i and α_j stay in [0, C].",
+        "move along the line β_i + β_j = constant and clip t (the step) to the "
+        "interval that keeps both coefficients in their box.",
     )
     def _():
         for alpha, i, j in cases:
             new = np.asarray(c.fn(alpha, K, y, C, i, j), dtype=float)
-            others = np.ones(20, bool)
-            others[[i, j]] = False
-            close(new[others], alpha[others], what="the α_k with k ∉ {i, j}")
-            close(float(y @ new), float(y @ alpha), atol=1e-9, what="yᵀα")
-            assert new.min() >= -1e-12 and new.max() <= C + 1e-12, "α left the box [0, C]"
+            feasible(alpha, new, y, i, j)
 
-    @c.test("reaches the best feasible point on the line (clipped to the box)", hint)
+    @c.test(
+        "for an RBF kernel, reaches the best feasible point on the line",
+        "along the line the objective is a parabola in the step; find its best point "
+        "on the feasible interval.",
+    )
     def _():
         for alpha, i, j in cases:
             new = np.asarray(c.fn(alpha, K, y, C, i, j), dtype=float)
-            t_new = (new[i] - alpha[i]) * y[i]
-            # every feasible t: α_i + y_i t and α_j − y_j t in [0, C]
-            ts = np.linspace(-C, C, 4001)
-            ok = (
-                (alpha[i] + y[i] * ts >= 0)
-                & (alpha[i] + y[i] * ts <= C)
-                & (alpha[j] - y[j] * ts >= 0)
-                & (alpha[j] - y[j] * ts <= C)
-            )
-            best = _line_values(alpha, K, y, i, j, ts[ok]).max()
-            got = _line_values(alpha, K, y, i, j, np.array([t_new]))[0]
+            lo, hi = _segment(alpha, y, C, i, j)
+            best = _objective(alpha, K, y) + _line_gain(alpha, K, y, i, j, lo, hi).max()
+            got = _objective(new, K, y)
             assert got >= best - 1e-9, (
-                f"pair ({i}, {j}): your step gains {got:.6g} in the objective, but a feasible "
-                "step gains more"
+                f"pair ({i}, {j}): a feasible point on the line has a larger objective"
+                f" than yours, by {best - got:.3g}"
+            )
+
+    @c.test(
+        "for a sigmoid kernel and pairs with a_ij < 0, stays feasible and never lowers"
+        " the objective",
+        "with a_ij < 0 the objective is not concave along the line: the point where "
+        "its derivative vanishes is no maximum. Stay on the feasible interval.",
+    )
+    def _():
+        for alpha, i, j in cases_s:
+            new = np.asarray(c.fn(alpha, K_s, y_s, C, i, j), dtype=float)
+            feasible(alpha, new, y_s, i, j)
+            loss = _objective(alpha, K_s, y_s) - _objective(new, K_s, y_s)
+            assert loss <= 1e-9, (
+                f"pair ({i}, {j}): the step lowers the objective by {loss:.3g}"
             )
 
     c.finish()
 
 
 def q3(student_smo, *, seed=None):
-    """Check ``smo(K, y, C) -> (alpha, n_iter)``: a feasible dual optimum (KKT gap below 1e-3)
-    and a step count (the graders compare it with the maximal violating pair)."""
+    """Check ``smo_shrinking(K, y, C, tol=1e-5) -> (alpha, n_kernel, n_steps)``: a
+    feasible dual optimum (KKT gap over all variables below 1e-3) and a count of kernel
+    values (the graders compare the counts with and without shrinking)."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw4.q3", student_smo, forbid=SVM_SOLVERS)
     for C in (0.5, 10.0):
 
         @c.test(
             f"returns a feasible α satisfying the KKT conditions for C = {C}",
-            "stop only when the largest y_t g_t over I_up and the smallest over I_low are "
-            "within tol, keep α in the box and yᵀα = 0 at every step, and keep g equal to "
-            "1 − Gα after each update.",
+            "stop only when m(β) and M(β), taken over all the variables (those set "
+            "aside included, after unshrinking), are within tol; keep every β_t in its"
+            " box and Σ β_t = 0, and keep v equal to y − Kβ on the active variables.",
         )
         def _(C=C):
-            X, y, K = toy_problem(rng, n=40)
-            alpha, _ = c.fn(K, y, C)
-            alpha = np.asarray(alpha, dtype=float)
-            assert alpha.shape == (40,), f"α has shape {alpha.shape}, expected (40,)"
-            assert alpha.min() >= -1e-9 and alpha.max() <= C + 1e-9, "α left the box [0, C]"
-            assert abs(y @ alpha) < 1e-6 * C * 40, "yᵀα is not 0"
+            X, y, K = toy_problem(rng, n=60, gamma=float(rng.uniform(0.5, 2.0)))
+            alpha = np.asarray(c.fn(K, y, C)[0], dtype=float)
+            assert alpha.shape == (60,), f"α has shape {alpha.shape}, expected (60,)"
+            assert alpha.min() >= -1e-9 and alpha.max() <= C + 1e-9, (
+                "α left the box [0, C]"
+            )
+            assert abs(y @ alpha) < 1e-6 * C * 60, "yᵀα is not 0"
             gap = _kkt_gap(alpha, K, y, C)
-            assert gap < 1e-3, f"the KKT gap max_(I_up) y_t g_t − min_(I_low) y_t g_t is {gap:.3g}"
+            assert gap < 1e-3, (
+                f"the KKT gap m(β) − M(β) over all variables is {gap:.3g}"
+            )
 
     @c.test(
-        "reports the number of steps it took",
-        "count one step per pair you update; the graders compare the count with the "
-        "maximal-violating-pair rule of chapter 8 on the same problems.",
+        "reports the number of kernel values it used",
+        "add the length of each kernel row you read, and the values you compute to "
+        "rebuild v when you unshrink; the graders compare the count with and without "
+        "shrinking.",
     )
     def _():
         X, y, K = toy_problem(rng, n=30)
-        _, n_iter = c.fn(K, y, 1.0, 1e-5)
-        assert int(n_iter) >= 1 and int(n_iter) == n_iter, "n_iter is not a positive count"
+        n_kernel = c.fn(K, y, 1.0, 1e-5)[1]
+        assert int(n_kernel) >= 1 and int(n_kernel) == n_kernel, (
+            "the count is not a positive whole number"
+        )
 
     c.finish()
 
 
-def q4(student_intercept, *, seed=None):
-    """Check ``intercept(alpha, K, y, C)`` puts the free support vectors on the margin."""
+def _partly_solved(rng, C):
+    """A problem and the α of a loose LIBSVM fit: many coefficients at a bound, far from
+    the optimum in places."""
+    X, y, K = toy_problem(rng, n=40, gamma=float(rng.uniform(0.5, 2.0)))
+    svc = SVC(
+        C=C, kernel="precomputed", tol=float(rng.uniform(0.3, 1.0)), shrinking=False
+    )
+    svc.fit(K, y)
+    alpha = np.zeros(40)
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    alpha[np.isclose(alpha, C, rtol=0, atol=1e-12 * C)] = C
+    return alpha, K, y
+
+
+def _violating_partners(alpha, K, y, C):
+    """For each t, how far the best partner of a violating pair beats it (≤ 0: none)."""
+    L, U = _box(y, C)
+    beta = alpha * y
+    v = y - K @ beta
+    up, low = beta < U, beta > L
+    excess = np.full(len(y), -np.inf)
+    for t in range(len(y)):
+        if low[t]:  # t as the coefficient that shrinks: a partner in I_up above it
+            excess[t] = max(excess[t], max(v[s] - v[t] for s in np.flatnonzero(up)))
+        if up[t]:  # t as the coefficient that grows: a partner in I_low below it
+            excess[t] = max(excess[t], max(v[t] - v[s] for s in np.flatnonzero(low)))
+    return excess, up & low
+
+
+def q4(student_shrinkable, *, seed=None):
+    """Check ``shrinkable(alpha, K, y, C)``: a boolean mask of the variables at a
+    bound that belong to no violating pair."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw4.q4", student_intercept, forbid=SVM_SOLVERS)
+    c = SelfCheck("hw4.q4", student_shrinkable, forbid=SVM_SOLVERS)
+    cases = [_partly_solved(rng, C) for C in (0.5, 1.0, 5.0, 20.0)]
+
+    def mask(alpha, K, y, C):
+        got = np.asarray(c.fn(alpha, K, y, C))
+        assert got.shape == y.shape, (
+            f"the mask has shape {got.shape}, expected {y.shape}"
+        )
+        assert got.dtype == bool, f"the mask has dtype {got.dtype}, expected bool"
+        return got
 
     @c.test(
-        "at the optimal α, y_i f(x_i) = 1 on the free support vectors",
-        "for 0 < α_i < C the KKT conditions give y_i f(x_i) = 1, so b = y_i − Σ_j α_j y_j K_ij; "
-        "average it over those i for stability.",
+        "never sets aside a free support vector",
+        "free support vectors (0 < α_t < C) can still move both ways: they stay "
+        "active.",
     )
     def _():
-        X, y, K = toy_problem(rng, n=40)
-        svc = SVC(C=1.0, kernel="precomputed", tol=1e-10).fit(K, y)
-        alpha = np.zeros(40)
-        alpha[svc.support_] = np.abs(svc.dual_coef_[0])
-        b = float(c.fn(alpha, K, y, 1.0))
-        free = (alpha > 1e-6) & (alpha < 1.0 - 1e-6)
-        margins = y[free] * (K[free] @ (alpha * y) + b)
-        close(margins, np.ones(free.sum()), rtol=0, atol=1e-4, what="y_i f(x_i) on free SVs")
+        for (alpha, K, y), C in zip(cases, (0.5, 1.0, 5.0, 20.0), strict=True):
+            free = (alpha > 0) & (alpha < C)
+            got = mask(alpha, K, y, C)
+            assert not (got & free).any(), (
+                f"{int((got & free).sum())} free variables set aside"
+            )
 
     @c.test(
-        "averages over the free support vectors only (α_i = 0 and α_i = C are left out)",
-        "the residuals y_i − f(x_i) of the free support vectors must average to 0; points "
-        "with α_i at a bound do not count.",
+        "sets aside only variables that belong to no violating pair",
+        "a variable at a bound can move one way only; ask whether some partner forms a "
+        "violating pair with it in that direction.",
     )
     def _():
-        X, y, K = toy_problem(rng, n=20)
-        alpha = np.concatenate([np.zeros(6), np.ones(6), rng.uniform(0.2, 0.8, size=8)])
-        b = float(c.fn(alpha, K, y, 1.0))
-        free = slice(12, 20)
-        residual = y[free] - (K[free] @ (alpha * y) + b)
-        close(residual.mean(), 0.0, atol=1e-9, what="the mean residual over free SVs")
+        for (alpha, K, y), C in zip(cases, (0.5, 1.0, 5.0, 20.0), strict=True):
+            excess, _ = _violating_partners(alpha, K, y, C)
+            wrong = mask(alpha, K, y, C) & (excess > 1e-9)
+            assert not wrong.any(), (
+                f"{int(wrong.sum())} variables set aside still belong to a violating "
+                f"pair"
+            )
+
+    @c.test(
+        "sets aside every variable at a bound that belongs to no violating pair",
+        "every variable at a bound with which no partner forms a violating pair is to "
+        "be set aside, not only some of them.",
+    )
+    def _():
+        for (alpha, K, y), C in zip(cases, (0.5, 1.0, 5.0, 20.0), strict=True):
+            excess, free = _violating_partners(alpha, K, y, C)
+            missed = ~mask(alpha, K, y, C) & ~free & (excess < -1e-9)
+            assert not missed.any(), f"{int(missed.sum())} shrinkable variables kept"
 
     c.finish()
