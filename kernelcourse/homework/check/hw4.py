@@ -209,12 +209,12 @@ def q2(student_smo_step, *, seed=None):
     c.finish()
 
 
-def q3(student_smo, *, seed=None):
+def q4(student_smo, *, seed=None):
     """Check ``smo_shrinking(K, y, C, tol=1e-5) -> (alpha, n_kernel, n_steps)``: a
     feasible dual optimum (KKT gap over all variables below 1e-3) and a count of kernel
     values (the graders compare the counts with and without shrinking)."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw4.q3", student_smo, forbid=SVM_SOLVERS)
+    c = SelfCheck("hw4.q4", student_smo, forbid=SVM_SOLVERS)
     for C in (0.5, 10.0):
 
         @c.test(
@@ -281,11 +281,11 @@ def _violating_partners(alpha, K, y, C):
     return excess, up & low
 
 
-def q4(student_shrinkable, *, seed=None):
+def q3(student_shrinkable, *, seed=None):
     """Check ``shrinkable(alpha, K, y, C)``: a boolean mask of the variables at a
     bound that belong to no violating pair."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw4.q4", student_shrinkable, forbid=SVM_SOLVERS)
+    c = SelfCheck("hw4.q3", student_shrinkable, forbid=SVM_SOLVERS)
     cases = [_partly_solved(rng, C) for C in (0.5, 1.0, 5.0, 20.0)]
 
     def mask(alpha, K, y, C):
