@@ -463,11 +463,11 @@ class _BaseNystroemKRR(BaseEstimator):
         c64 = centers.astype(np.float64, copy=False)
         KMM = np.asarray(finite_gram(self.kernel_, c64, name="the centres"), np.float64)
         precond = solvers.FalkonPreconditioner(KMM, lam, n_eff, kind=self.preconditioner, eps=eps)
-        gram = None
+        factor = None
         if self.precompute:
             # one pass: the factor of K_nMᵀ K_nM (M × M, O(n M²) flops), then CG touches no
             # data
-            gram, KtY = self._gram_pass(X, Yc, M, sw, progress)
+            factor, KtY = self._gram_pass(X, Yc, M, sw, progress)
         else:
             KtY = self._knm_t_y(X, Yc, progress)
         if not np.isfinite(KtY).all():
@@ -490,7 +490,7 @@ class _BaseNystroemKRR(BaseEstimator):
             max_iter=int(self.max_iter),
             tol=float(self.tol),
             callback=callback,
-            gram_factor=gram,
+            gram_factor=factor,
             eps=eps,
         )
         return {"centers": centers, "y_mean": y_mean, "alpha": result.alpha, "result": result}
@@ -525,18 +525,13 @@ def _warn_float32_sensitivity(name, kernel, centers, alpha, Y, limit=0.05):
     ``limit`` times the spread of the targets.
 
     CG solves the system of the kernel rounded to float32, exactly; a prediction
-    :math:`k_x^Tlpha` with the exact kernel differs from the rounded one by up to about
-    :math:`arepsilon_{32}\sqrt M\,\kappa\,\lVertlpha
-Vert` (κ² the largest K(c, c)).
+    :math:`k_x^T\alpha` with the exact kernel differs from the rounded one by up to about
+    :math:`\varepsilon_{32}\sqrt M\,\kappa\,\lVert\alpha\rVert` (κ² the largest K(c, c)).
     That is harmless while λ keeps α small, and not where a small λ and nearly dependent
     centres make α large."""
     Y = np.asarray(Y, dtype=np.float64).reshape(len(Y), -1)
     A = np.asarray(alpha, dtype=np.float64).reshape(len(alpha), -1)
-    c64 = np.asarray(centers, dtype=np.float64)
-    kappa2 = max(
-        float(np.max(np.diagonal(kernel(c64[s : s + 256])), initial=0.0))
-        for s in range(0, len(c64), 256)
-    )
+    kappa2 = float(np.max(kernel.diag(np.asarray(centers, dtype=np.float64)), initial=0.0))
     shift = float(np.finfo(np.float32).eps) * math.sqrt(len(A) * max(kappa2, 0.0))
     est = shift * np.linalg.norm(A, axis=0)
     spread = Y.std(axis=0)
