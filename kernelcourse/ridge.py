@@ -109,8 +109,8 @@ def _warn_if_inaccurate(factor, a_diag, lam, x, b, name):
     pivots = np.abs(c.diagonal()).astype(np.float64)
     cond_low = (pivots.max() / pivots.min()) ** 2 if pivots.min() > 0 else np.inf
     X, B = x.reshape(n, -1), b.reshape(n, -1)
-    bn = _column_norms(B)
-    growth = float(np.max(_column_norms(X) / np.where(bn > 0, bn, 1.0)))
+    bn = solvers._scaled_colnorm(B)
+    growth = float(np.max(solvers._scaled_colnorm(X) / np.where(bn > 0, bn, 1.0)))
     bound = n * eps * (float(a_diag.astype(np.float64).sum()) + n * lam) * growth
     residual = _relative_residual(factor, a_diag, lam, x, b) if bound > limit else None
     if cond_low * eps > 1 or (residual is not None and not residual <= limit):
@@ -128,15 +128,6 @@ def _warn_if_inaccurate(factor, a_diag, lam, x, b, name):
         )
 
 
-def _column_norms(A):
-    """‖A[:, j]‖ for each column, scaled by the column's largest entry first, so that an
-    A of 1e155 and beyond, whose squares overflow, keeps finite norms."""
-    A = np.asarray(A, dtype=np.float64)
-    top = np.abs(A).max(axis=0, initial=0.0)
-    safe = np.where(top > 0, top, 1.0)
-    return top * np.sqrt(np.square(A / safe).sum(axis=0))
-
-
 def _relative_residual(factor, a_diag, lam, x, b):
     r"""Relative residual :math:`\max_j \|(A + \lambda I)x_j - b_j\| / \|b_j\|` of a Cholesky
     solve, from the factor's memory: LAPACK left the other triangle of A untouched, so A's
@@ -151,8 +142,8 @@ def _relative_residual(factor, a_diag, lam, x, b):
         AX = symm(1.0, c, np.asarray(X, dtype=c.dtype, order="F"), lower=int(not lower))
     finally:
         np.fill_diagonal(c, l_diag)
-    r = _column_norms(AX - B)
-    bn = _column_norms(B)
+    r = solvers._scaled_colnorm(AX - B)
+    bn = solvers._scaled_colnorm(B)
     return float(np.max(r / np.where(bn > 0, bn, 1.0)))
 
 

@@ -98,6 +98,15 @@ def _colnorm(A, xp):
     return xp.sqrt(_coldot(A, A, xp))
 
 
+def _scaled_colnorm(A):
+    """‖A[:, j]‖ for each column of a numpy A, each column scaled by its largest entry
+    first, so that entries of 1e155 and beyond, whose squares overflow, keep finite norms."""
+    A = np.asarray(A, dtype=np.float64)
+    top = np.abs(A).max(axis=0, initial=0.0)
+    safe = np.where(top > 0, top, 1.0)
+    return top * np.sqrt(np.square(A / safe).sum(axis=0))
+
+
 def _coldot(A, B, xp):
     """Column-wise dot products, without an (n, k) temporary for numpy."""
     if xp is np:

@@ -55,7 +55,7 @@ from ._validation import (
     validate_data,
 )
 from .kernels import KERNEL_NAMES, Kernel, _gram_rows, resolve_kernel
-from .solvers import block_cg
+from .solvers import _scaled_colnorm, block_cg
 
 __all__ = ["KernelSVC", "PrimalSVC", "smo_solve", "SMOResult"]
 
@@ -1356,8 +1356,7 @@ def _newton_squared_hinge(Z, y, c, tol, max_iter, *, bias=None, progress=None):
     for it in range(1, max_iter + 1):
         r = np.maximum(1.0 - m, 0.0)
         grad = w - 2.0 * _aug_rmatvec(Z, c * y * r, bias)
-        top = float(np.abs(grad).max(initial=0.0))  # scaled: ‖∇‖² may overflow, ‖∇‖ not
-        gnorm = top * float(np.linalg.norm(grad / top)) if top > 0 else 0.0
+        gnorm = float(_scaled_colnorm(grad[:, None])[0])  # ‖∇‖² may overflow, ‖∇‖ not
         if g0 is None:
             g0 = max(gnorm, 1e-300)
         if gnorm <= tol * g0:
