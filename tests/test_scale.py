@@ -531,3 +531,29 @@ def test_the_fused_products_compile_without_a_warning():
         [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_falkon_solve_takes_the_gram_matrix_or_its_factor():
+    # the package passes the factor; a caller's Gram matrix is factored first, to the same
+    # solution where K_MM is well conditioned
+    from kernelcourse.solvers import FalkonPreconditioner, falkon_solve, gram_factor_update
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(300, 1))
+    y = np.sin(X[:, 0])
+    k, C, lam, n = RBF(gamma=1.0), X[::10], 1e-3, 300
+    KnM = k(X, C)
+    rhs = KnM.T @ (y - y.mean())[:, None]
+    R = None
+    for start in range(0, n, 70):
+        R = gram_factor_update(R, KnM[start : start + 70])
+    kw = dict(max_iter=100, tol=1e-12)
+    a = falkon_solve(FalkonPreconditioner(k(C, C), lam, n), None, rhs, lam, n,
+                     gram_factor=R, **kw).alpha
+    b = falkon_solve(FalkonPreconditioner(k(C, C), lam, n), None, rhs, lam, n,
+                     gram=KnM.T @ KnM, **kw).alpha
+    streamed = falkon_solve(FalkonPreconditioner(k(C, C), lam, n),
+                            lambda V: KnM.T @ (KnM @ V), rhs, lam, n, **kw).alpha
+    np.testing.assert_allclose(KnM @ a, KnM @ streamed, atol=1e-8)
+    # the matrix carries its rounding squared (falkon_solve's docstring): close, not as close
+    np.testing.assert_allclose(KnM @ b, KnM @ streamed, atol=1e-5)
