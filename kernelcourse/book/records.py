@@ -226,12 +226,13 @@ def forest_table(record, task="binary", part="accuracy"):
         if "error" in r and r.get("task", "binary") == task:
             m = r["method"]
             rows.append([FOREST_LABELS.get(m, m), "did not finish", *["—"] * (len(header) - 2)])
-    data = record["data"]
-    title = (
-        f"Covertype, {FOREST_TASKS[task]}: {data['n_train']:,} training and "
-        f"{data['n_test']:,} test points"
-    )
-    if part == "cost":
+    if part == "accuracy":
+        data = record["data"]
+        title = (
+            f"Covertype, {FOREST_TASKS[task]}: {data['n_train']:,} training and "
+            f"{data['n_test']:,} test points"
+        )
+    else:
         minutes = record.get("budget_s", 300.0) / 60
         gib = record.get("memory_budget_bytes", 4 * 2**30) / 2**30
         title = (
