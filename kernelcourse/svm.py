@@ -694,6 +694,12 @@ def _ovr_shaped(votes, confidences):
     return votes + scaled
 
 
+def _label(value):
+    """A class label as the user wrote it, for messages: numpy 2 writes ``np.int64(1)`` for
+    ``repr`` of a numpy scalar, so the label is turned into its Python value first."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
     """Per-sample weights s_i · w_{y_i} (sample and class weights, both scaling C), checked
     so that every class keeps a positive total weight, as LIBSVM requires. Sets
@@ -722,9 +728,9 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
     sw = sw * est.class_weight_[y_enc]
     totals = np.bincount(y_enc, weights=sw, minlength=len(classes))
     if np.any(totals <= 0):
-        empty = [classes[c] for c in np.flatnonzero(totals <= 0)]
+        empty = ", ".join(_label(classes[c]) for c in np.flatnonzero(totals <= 0))
         raise ValueError(
-            f"sample_weight and class_weight leave class(es) {empty} with zero total weight; "
+            f"sample_weight and class_weight leave class(es) [{empty}] with zero total weight; "
             "every class needs a sample with positive weight (drop the class instead)."
         )
     return sw
@@ -938,7 +944,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"y has only one class ({self.classes_[0]!r}); an SVM needs at least two."
+                f"y has only one class ({_label(self.classes_[0])}); an SVM needs at least two."
             )
         sw = _box_weights(self, sample_weight, X, y_enc)
         if self._precomputed():
@@ -984,8 +990,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             )
             if np.isinf(C) and not np.isfinite(res.dual_objective):
                 raise ValueError(
-                    f"C=inf (hard margin) but classes {self.classes_[a]!r} and "
-                    f"{self.classes_[b]!r} are not separable with this kernel: the dual "
+                    f"C=inf (hard margin) but classes {_label(self.classes_[a])} and "
+                    f"{_label(self.classes_[b])} are not separable with this kernel: the dual "
                     "objective grows without bound. Use a finite C."
                 )
             if not res.converged:
@@ -993,7 +999,8 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                     f"SMO stopped after max_iter={res.n_iter} steps (the default is 100·n, at "
                     f"least 1e5) with KKT gap "
                     f"m(α) − M(α) = {res.kkt_gap:.3g} > tol = {self.tol:g} (classes "
-                    f"{self.classes_[a]!r} vs {self.classes_[b]!r}); raise max_iter or tol"
+                    f"{_label(self.classes_[a])} vs {_label(self.classes_[b])}); raise max_iter "
+                    "or tol"
                     + (
                         "; with C=inf this usually means the classes are not separable by "
                         "the kernel, so the dual is unbounded: use a finite C."
@@ -1222,7 +1229,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"y has only one class ({self.classes_[0]!r}); an SVM needs at least two."
+                f"y has only one class ({_label(self.classes_[0])}); an SVM needs at least two."
             )
         sw = _box_weights(self, sample_weight, X, y_enc, liblinear=True)
         bias = float(self.intercept_scaling) if self.fit_intercept else None
