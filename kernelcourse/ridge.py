@@ -542,7 +542,8 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
-        The weights w.
+        The weights w: (n_features,) for 1-D y, (n_targets, n_features) for 2-D y, also when
+        y has a single column.
     intercept_ : float or ndarray of shape (n_targets,)
         The intercept b (0 when ``fit_intercept=False``).
     n_features_in_ : int
@@ -553,6 +554,14 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         The same estimator in the dual, with any kernel.
     FeatureRidge
         Ridge on the output of a feature transformer.
+
+    Notes
+    -----
+    Deliberate differences from scikit-learn's ``Ridge``: the ridge is called ``lam``; the
+    solve runs in float64 whatever the dtype of X, so ``coef_``, ``intercept_`` and
+    predictions are float64 (``Ridge`` keeps float32 input in float32); y of shape (n, 1)
+    gives ``coef_`` of shape (1, n_features), as ``LinearRegression`` does, where ``Ridge``
+    returns (n_features,).
 
     References
     ----------
