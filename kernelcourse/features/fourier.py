@@ -373,7 +373,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     kernel_ : Kernel
         The resolved kernel.
     omega_ : ndarray of shape (D, n_features)
-        Ω. For ``map="cossin"`` rows D/2, …, D − 1 repeat rows 0, …, D/2 − 1.
+        Ω, in the compute dtype (see ``dtype``), like ``offset_`` and ``weights_``. For
+        ``map="cossin"`` rows D/2, …, D − 1 repeat rows 0, …, D/2 − 1.
     offset_ : ndarray of shape (D,)
         b. For ``map="cossin"`` it is 0 for the first half and −π/2 for the second
         (cos(t − π/2) = sin t), so ``"cos"`` and ``"cossin"`` share the formula
@@ -405,6 +406,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
       ``KernelRidge``), where ``RBFSampler`` defaults to γ = 1.
     * float32 input stays float32 (so does ``RBFSampler``); a fixed ``dtype`` makes every
       output that dtype, and the ``preserves_dtype`` tag then lists only it.
+    * dense input only: a scipy sparse X is refused with a TypeError that names X (random
+      Fourier features of sparse data are dense, n × D, whatever X is).
 
     References
     ----------
@@ -508,7 +511,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         """:meth:`fit` on numpy (or array-like) X."""
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        self._compute_dtype(X)
+        dtype = self._compute_dtype(X)
         n_features = X.shape[1]
         D = self.n_components
         if self.map == "cossin" and D % 2:
@@ -544,9 +547,11 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             omega = np.vstack([omega, omega])
             weights = np.concatenate([weights, weights])
             offset[n_freq:] = -math.pi / 2
-        self.omega_ = omega
-        self.offset_ = offset
-        self.weights_ = weights
+        # Drawn in float64 and stored in the compute dtype, as RBFSampler stores its draws:
+        # a float32 fit and a float64 fit hold the same draws up to rounding.
+        self.omega_ = omega.astype(dtype, copy=False)
+        self.offset_ = offset.astype(dtype, copy=False)
+        self.weights_ = weights.astype(dtype, copy=False)
         self._mass = measure.mass
         self._n_features_out = D
         return self
