@@ -57,11 +57,23 @@ def as_float_matrix(X, name="X", *, allow_float32=True):
     return arr
 
 
-def check_positive(value, name):
-    """Return ``value`` as a float after checking it is a finite number > 0."""
+def _as_float(value, name):
+    """``float(value)`` for a real number, refusing (by name) a type that is not one and an
+    integer beyond the float range (``float(10**400)`` raises OverflowError)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}.")
-    value = float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(
+            f"{name} must be a finite number, got an integer beyond the float range (about "
+            "1.8e308)."
+        ) from None
+
+
+def check_positive(value, name):
+    """Return ``value`` as a float after checking it is a finite number > 0."""
+    value = _as_float(value, name)
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
     return value
@@ -69,9 +81,7 @@ def check_positive(value, name):
 
 def check_nonnegative(value, name):
     """Return ``value`` as a float after checking it is a finite number >= 0."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}.")
-    value = float(value)
+    value = _as_float(value, name)
     if not np.isfinite(value) or value < 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
     return value

@@ -35,6 +35,8 @@ from scipy.spatial.distance import cdist, pdist, squareform
 
 from ._validation import (
     as_float_matrix,
+    check_count,
+    check_memory,
     check_nonnegative,
     check_positive,
     check_same_features,
@@ -133,6 +135,9 @@ class Kernel:
             If the kernel's feature space is infinite-dimensional (RBF, Laplacian, Matérn,
             ``exp``); approximate it with random features or Nyström instead. Also if the
             features overflow (inputs too large in magnitude for this kernel).
+        MemoryError
+            If the features need more memory than the machine has (a polynomial map of high
+            degree on many features: D = C(d + p, p) columns).
         """
         X = as_float_matrix(X, "X")
         with np.errstate(over="ignore", invalid="ignore"):
@@ -264,7 +269,7 @@ def centre_and_scale(X, Y=None):
         big = max(big, float(np.abs(Yc).max()))
     s = 1.0
     if big > _SQUARE_SAFE:
-        s = float(2.0 ** math.frexp(big)[1])
+        s = math.ldexp(1.0, math.frexp(big)[1] - 1)  # 2**(e-1) <= big < 2**e, finite
         Xc /= s
         if Yc is not None:
             Yc /= s
@@ -614,7 +619,7 @@ class Matern(Kernel):
     SUPPORTED_NU = (0.5, 1.5, 2.5)
 
     def __init__(self, nu=1.5, length_scale=1.0):
-        if not _is_scalar(nu) or float(nu) not in self.SUPPORTED_NU:
+        if not _is_scalar(nu) or nu not in self.SUPPORTED_NU:
             raise ValueError(
                 f"nu must be one of {self.SUPPORTED_NU} (the half-integers with a closed form), "
                 f"got {nu!r}."
@@ -710,7 +715,13 @@ class Polynomial(Kernel):
             cols.append(np.full((len(X), 1), math.sqrt(self.coef0), dtype=X.dtype))
         Z = np.hstack(cols)
         p = self.degree
-        out = np.empty((len(X), self.feature_dim(X.shape[1])), dtype=X.dtype)
+        D = self.feature_dim(X.shape[1])
+        check_memory(
+            len(X) * D * X.itemsize,
+            f"the feature map of {self!r} on {X.shape[1]} features (D = {D:.3g} columns)",
+            "lower the degree, or use the Gram matrix k(X) instead of explicit features",
+        )
+        out = np.empty((len(X), D), dtype=X.dtype)
         for j, idx in enumerate(itertools.combinations_with_replacement(range(Z.shape[1]), p)):
             # multinomial coefficient p! / prod(count!) of this monomial
             counts = np.bincount(idx)
@@ -885,11 +896,9 @@ class Scaled(Kernel):
     """
 
     def __init__(self, c, k1):
-        if not _is_scalar(c) or not np.isfinite(c) or c < 0:
-            raise ValueError(
-                f"c must be a finite number >= 0 (a negative multiple is not PSD), got {c!r}."
-            )
-        self.c = float(c)
+        if _is_scalar(c) and c < 0:
+            raise ValueError(f"c must be >= 0 (a negative multiple is not PSD), got {c!r}.")
+        self.c = check_nonnegative(c, "c")
         self.k1 = _check_kernel(k1, "k1")
         self.shift_invariant = k1.shift_invariant
 
@@ -1065,7 +1074,10 @@ class Weighted(Kernel):
         return f"weighted({self.k1!r}, f={name})"
 
     def _weights(self, X):
-        w = np.asarray(self.f(X), dtype=X.dtype)
+        w = np.asarray(self.f(X))
+        if w.dtype.kind not in "biuf":
+            raise TypeError(f"f must return real weights, got dtype {w.dtype}.")
+        w = w.astype(X.dtype, copy=False)
         if w.shape != (len(X),):
             raise ValueError(
                 f"f must return one weight per row: expected shape ({len(X)},), got {w.shape}."
@@ -1188,7 +1200,7 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, **kernel_params):
         One of :data:`KERNEL_NAMES` or a kernel object (returned unchanged).
     gamma : float or None
         γ for "rbf", "laplacian" and "polynomial"; None means 1 / n_features as in scikit-learn.
-    n_features : int or None
+    n_features : int >= 1 or None
         Input dimension, used for the default γ.
     **kernel_params
         Further parameters of the named kernel (``nu``, ``length_scale``, ``degree``,
@@ -1210,6 +1222,8 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, **kernel_params):
     if not isinstance(kernel, str) or kernel.lower() not in KERNEL_NAMES + ("poly", "gaussian"):
         raise ValueError(f"kernel must be a Kernel or one of {KERNEL_NAMES}, got {kernel!r}.")
     name = {"poly": "polynomial", "gaussian": "rbf"}.get(kernel.lower(), kernel.lower())
+    if n_features is not None:
+        n_features = check_count(n_features, "n_features")
     if gamma is None and name in ("rbf", "laplacian", "polynomial"):
         gamma = 1.0 / n_features if n_features else 1.0
     try:

@@ -494,3 +494,59 @@ def test_float32_falkon_warns_when_its_rounding_moves_the_predictions():
         warnings.simplefilter("error", RuntimeWarning)
         NystroemKRR(lam=1e-6, dtype=np.float64, **kw).fit(X, y)  # float64: fine
         NystroemKRR(lam=1e-2, dtype=np.float32, **kw).fit(X, y)  # a larger λ: fine
+
+
+# -- functional API fuzzed with bad and extreme inputs ---------------------------------------------
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda v: kn.RBF(v), "gamma"),
+        (lambda v: kn.Laplacian(v), "gamma"),
+        (lambda v: kn.Matern(length_scale=v), "length_scale"),
+        (lambda v: kn.Polynomial(gamma=v), "gamma"),
+        (lambda v: kn.Polynomial(coef0=v), "coef0"),
+        (lambda v: kn.Constant(v), "c"),
+        (lambda v: kn.Scaled(v, kn.RBF(1.0)), "c"),
+        (lambda v: v * kn.RBF(1.0), "c"),
+    ],
+)
+def test_integers_beyond_the_float_range_are_refused_by_name(make, name):
+    # float(10**400) raised a bare OverflowError; Scaled raised numpy's ufunc TypeError
+    with pytest.raises(ValueError, match=rf"^{name} must be a finite number"):
+        make(10**400)
+
+
+def test_matern_refuses_a_huge_integer_nu_by_name():
+    with pytest.raises(ValueError, match="nu must be one of"):
+        kn.Matern(nu=10**400)
+
+
+@pytest.mark.parametrize("weights", [lambda X: np.full(len(X), 1j), lambda X: ["a"] * len(X)])
+def test_weighting_function_must_return_real_weights(weights):
+    # complex weights lost their imaginary part with only numpy's ComplexWarning; strings
+    # gave "could not convert string to float"
+    X = np.random.default_rng(0).normal(size=(4, 2))
+    with pytest.raises(TypeError, match="f must return real weights"):
+        kn.weighted(kn.RBF(1.0), weights)(X)
+
+
+def test_polynomial_feature_map_too_large_for_memory_says_so():
+    # D = C(120, 20) ≈ 3e22 columns: numpy's "Maximum allowed dimension exceeded" before
+    with pytest.raises(MemoryError, match="feature map of Polynomial.*lower the degree"):
+        kn.Polynomial(degree=20).feature_map(np.ones((2, 100)))
+
+
+@pytest.mark.parametrize("n_features, error", [(0, ValueError), (-3, ValueError), ("a", TypeError)])
+def test_resolve_kernel_checks_n_features_by_name(n_features, error):
+    # 0 silently gave gamma = 1, -3 blamed gamma, "a" raised an operand TypeError
+    with pytest.raises(error, match="n_features must be an integer"):
+        kn.resolve_kernel("rbf", n_features=n_features)
+
+
+def test_bump_features_of_rows_near_the_largest_float():
+    # centring and scaling computed 2**1024 (OverflowError) for rows of 1.7e308
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    rks = RandomKitchenSinks(basis="bump", random_state=0).fit(X)
+    Psi = rks.transform(np.full((2, 3), 1.7e308))
+    np.testing.assert_array_equal(Psi, 0.0)  # far from every bump centre
+    np.testing.assert_allclose(kn.distances(np.array([[1.7e308], [-1.0e308]]))[0, 1], np.inf)
