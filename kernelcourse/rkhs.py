@@ -23,13 +23,14 @@ kernel under a Gaussian measure (Rasmussen and Williams, 2006, §4.3.1) to compa
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 
 import numpy as np
 from scipy import linalg
 
-from ._validation import as_float_matrix, check_count, check_positive
+from ._validation import as_float_matrix, as_float_vector, check_count, check_positive
 from .kernels import RBF, Kernel
 
 __all__ = [
@@ -42,6 +43,16 @@ __all__ = [
     "GaussianMercer",
     "gaussian_mercer_closed_form",
 ]
+
+
+def _finite(value, what):
+    """``value``, or a ValueError naming ``what`` if it overflowed to infinity or NaN."""
+    if not np.all(np.isfinite(value)):
+        raise ValueError(
+            f"the {what} overflows floating point: its true value is beyond the float range. "
+            "Scale the coefficients down (f / c) and the result up by c in your own units."
+        )
+    return value
 
 
 def _check_kernel(kernel):
@@ -127,13 +138,19 @@ class RKHSFunction:
         r"""Evaluate :math:`f(x) = \sum_i \alpha_i K(x_i, x)` at every row of ``X``.
 
         Returns an array of shape (m,) for 1-D ``coef``, (m, k) for 2-D.
+
+        Raises
+        ------
+        ValueError
+            If a value overflows floating point (coefficients near the float range).
         """
         X = as_float_matrix(X, "X")
         if X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has {X.shape[1]} features but the centers of f have {self.n_features}."
             )
-        return self.kernel(X, self.centers) @ self.coef
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _finite(self.kernel(X, self.centers) @ self.coef, "value of f")
 
     # -- vector-space operations (H0 is a linear space) --------------------------------------
     def _check_compatible(self, other):
@@ -239,7 +256,8 @@ def inner(f, g):
     (Aronszajn, 1950; :doc:`chapter 2 </book/02_building_an_rkhs>`).
 
     Returns a float when both coefficient vectors are 1-D, else the matrix
-    :math:`A^T \mathbf K B` of inner products between their columns.
+    :math:`A^T \mathbf K B` of inner products between their columns. A value beyond the
+    float range raises a ValueError.
     """
     for name, h in (("f", f), ("g", g)):
         if not isinstance(h, RKHSFunction):
@@ -254,7 +272,8 @@ def inner(f, g):
     # coefficients of 1e-200 (or 1e200) would underflow (overflow) in the quadratic form:
     # it is bilinear, so take their scales out first
     (a, sa), (b, sb) = _unit_scaled(f.coef), _unit_scaled(g.coef)
-    value = (a.T @ K @ b) * sa * sb
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = _finite((a.T @ K @ b) * sa * sb, "inner product")
     return float(value) if np.ndim(value) == 0 else value
 
 
@@ -270,16 +289,18 @@ def norm(f):
     1950; :doc:`chapter 2 </book/02_building_an_rkhs>`).
 
     Round-off can make :math:`\alpha^T \mathbf K \alpha` a tiny negative number when f is
-    (numerically) zero; that is clipped to 0. For 2-D ``coef``, one norm per column.
+    (numerically) zero; that is clipped to 0. For 2-D ``coef``, one norm per column. A norm
+    beyond the float range raises a ValueError.
     """
     if not isinstance(f, RKHSFunction):
         raise TypeError(f"f must be an RKHSFunction, got {type(f).__name__}.")
     K = f.kernel(f.centers)
     a, s = _unit_scaled(f.coef)  # ‖f‖ = s‖f/s‖: no underflow or overflow in αᵀKα
     if a.ndim == 1:
-        return s * math.sqrt(max(float(a @ K @ a), 0.0))
+        return _finite(s * math.sqrt(max(float(a @ K @ a), 0.0)), "RKHS norm")
     sq = np.einsum("ik,ik->k", a, K @ a)
-    return s * np.sqrt(np.clip(sq, 0.0, None))
+    with np.errstate(over="ignore"):
+        return _finite(s * np.sqrt(np.clip(sq, 0.0, None)), "RKHS norm")
 
 
 # -- Mercer expansion ------------------------------------------------------------------------------
@@ -396,6 +417,11 @@ def mercer_expansion(
         If fewer than ``n_terms`` eigenvalues are numerically positive (those eigenfunctions
         cannot be extended; they are dropped).
 
+    Raises
+    ------
+    ValueError
+        If no eigenvalue is numerically positive (a zero Gram matrix on the nodes).
+
     Examples
     --------
     >>> import numpy as np
@@ -434,11 +460,10 @@ def mercer_expansion(
     if weights is None:
         w = np.full(n, 1.0 / n)
     else:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (n,):
-            raise ValueError(f"weights must have shape ({n},) like the nodes, got {w.shape}.")
-        if not np.isfinite(w).all() or (w <= 0).any():
+        w = as_float_vector(weights, "weights", n)
+        if (w <= 0).any():
             raise ValueError("weights must be finite and > 0.")
+        w = w / w.max()  # first: a sum of weights of 1e308 overflows
         w = w / w.sum()
     sw = np.sqrt(w)
     A = kernel(points)
@@ -449,6 +474,12 @@ def mercer_expansion(
     # Eigenvalues at round-off level give no usable eigenfunction (the extension divides by λ).
     tol = max(float(vals[0]), 0.0) * n * np.finfo(np.float64).eps
     keep = vals > tol
+    if not keep.any():
+        raise ValueError(
+            f"the kernel {kernel!r} has no eigenvalue above round-off on these points (its "
+            f"Gram matrix is zero, largest eigenvalue {float(vals[0]):.3g}), so there is no "
+            "Mercer expansion to estimate; check the kernel and the points."
+        )
     if not keep.all():
         import warnings
 
@@ -527,6 +558,10 @@ class GaussianMercer(_EigenExpansion):
             raise ValueError(
                 f"sigma = {self.sigma:g} is too small: the measure's 1/(4σ²) overflows."
             )
+        if a == 0.0:
+            raise ValueError(
+                f"sigma = {self.sigma:g} is too large: the measure's 1/(4σ²) underflows to 0."
+            )
         b = self.gamma
         # c = √(a² + 2ab) and c − a = 2b/(√(1 + 2b/a) + 1) written without a², which
         # overflows for σ of 1e-100, and without the cancellation of c − a when b ≪ a
@@ -539,7 +574,7 @@ class GaussianMercer(_EigenExpansion):
         # Enumerate multi-indices by total degree until n_terms are collected.
         indices, total = [], 0
         while len(indices) < n_terms:
-            indices.extend(_compositions(total, d))
+            indices.extend(itertools.islice(_compositions(total, d), n_terms - len(indices)))
             total += 1
         self.multi_indices = np.array(indices[:n_terms], dtype=int).reshape(n_terms, d)
         degree = self.multi_indices.sum(axis=1)
@@ -552,15 +587,29 @@ class GaussianMercer(_EigenExpansion):
         return len(self.eigenvalues)
 
     def eigenfunctions(self, X):
-        """Evaluate the orthonormal eigenfunctions at the rows of ``X``: shape (m, n_terms)."""
+        """Evaluate the orthonormal eigenfunctions at the rows of ``X``: shape (m, n_terms).
+
+        Raises
+        ------
+        ValueError
+            If they overflow floating point (points far out in the measure's tails).
+        """
         X = as_float_matrix(X, "X", allow_float32=False)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, expected {self.n_features}.")
         kmax = int(self.multi_indices.max())
         out = np.ones((len(X), self.n_terms))
-        for j in range(self.n_features):
-            table = self._one_dim(X[:, j], kmax)  # (m, kmax + 1)
-            out *= table[:, self.multi_indices[:, j]]
+        with np.errstate(over="ignore", invalid="ignore"):
+            for j in range(self.n_features):
+                table = self._one_dim(X[:, j], kmax)  # (m, kmax + 1)
+                out *= table[:, self.multi_indices[:, j]]
+        if not np.isfinite(out).all():
+            raise ValueError(
+                f"the eigenfunctions overflow floating point at X (largest |entry| "
+                f"{float(np.abs(X).max()):.3g}): far out in the tails of the measure the "
+                f"Hermite polynomials of degree up to {kmax} outgrow their Gaussian envelope. "
+                "Use points nearer the measure's centre or fewer n_terms."
+            )
         return out
 
     __call__ = eigenfunctions
@@ -598,13 +647,18 @@ MAX_CLOSED_FORM_TERMS = 10**6
 
 
 def _compositions(total, parts):
-    """All tuples of ``parts`` non-negative integers summing to ``total`` (lexicographic)."""
-    if parts == 1:
-        return [(total,)]
-    out = []
-    for first in range(total, -1, -1):
-        out.extend((first, *rest) for rest in _compositions(total - first, parts - 1))
-    return out
+    """Yield the tuples of ``parts`` non-negative integers summing to ``total``, first entry
+    descending, then the second, and so on (without recursion: ``parts`` may be thousands)."""
+    c = [total] + [0] * (parts - 1)
+    while True:
+        yield tuple(c)
+        # the last entry before the final one that can give a unit to its right neighbour
+        i = next((j for j in range(parts - 2, -1, -1) if c[j] > 0), None)
+        if i is None:
+            return
+        c[i] -= 1
+        c[i + 1] = sum(c[i + 1 :]) + 1
+        c[i + 2 :] = [0] * (parts - i - 2)
 
 
 def gaussian_mercer_closed_form(gamma, sigma, n_terms, n_features=1):

@@ -16,7 +16,7 @@ from kernelcourse.bounds import uniform_bound, uniform_deviation
 from kernelcourse.features import Nystroem
 from kernelcourse.features.kitchen_sinks import ArcCosine, RandomKitchenSinks
 from kernelcourse.ridge import FeatureRidge, KernelRidge, sparse_ridge_cg
-from kernelcourse.rkhs import GaussianMercer, RKHSFunction
+from kernelcourse.rkhs import GaussianMercer, RKHSFunction, mercer_expansion
 from kernelcourse.scale import NystroemKRR
 from kernelcourse.solvers import block_cg, cholesky_jitter, conjugate_gradient
 from kernelcourse.strings import SpectrumKernel, WeightedDegreeKernel, string_exp
@@ -550,3 +550,55 @@ def test_bump_features_of_rows_near_the_largest_float():
     Psi = rks.transform(np.full((2, 3), 1.7e308))
     np.testing.assert_array_equal(Psi, 0.0)  # far from every bump centre
     np.testing.assert_allclose(kn.distances(np.array([[1.7e308], [-1.0e308]]))[0, 1], np.inf)
+
+
+@pytest.mark.parametrize(
+    "kernel, points",
+    [(kn.Constant(0.0), np.ones((5, 1))), (kn.Linear(), np.zeros((5, 2)))],
+)
+def test_mercer_expansion_of_a_zero_gram_matrix_says_so(kernel, points):
+    # no eigenvalue above round-off: an IndexError from the warning's message before
+    with pytest.raises(ValueError, match="no eigenvalue above round-off"):
+        mercer_expansion(kernel, points, 1)
+
+
+def test_mercer_expansion_weights_of_any_scale_and_checked_by_name():
+    u = np.random.default_rng(0).normal(size=(50, 1))
+    ref = mercer_expansion(kn.RBF(0.5), u, 3)
+    # weights of 1e308 each: their sum overflowed, every weight became 0 (an IndexError)
+    big = mercer_expansion(kn.RBF(0.5), u, 3, weights=np.full(50, 1e308))
+    np.testing.assert_allclose(big.eigenvalues, ref.eigenvalues, rtol=1e-12)
+    # complex weights lost their imaginary part silently, text raised numpy's message
+    with pytest.raises(TypeError, match="weights must be real-valued"):
+        mercer_expansion(kn.RBF(0.5), u, 3, weights=np.ones(50) + 1j)
+    with pytest.raises(TypeError, match="weights must be numeric"):
+        mercer_expansion(kn.RBF(0.5), u, 3, weights=["a"] * 50)
+
+
+def test_gaussian_mercer_with_a_huge_sigma_or_many_features():
+    # 1/(4σ²) underflowed to 0: ZeroDivisionError
+    with pytest.raises(ValueError, match="sigma = 1e\\+300 is too large"):
+        GaussianMercer(gamma=1.0, sigma=1e300, n_terms=3)
+    # the multi-indices were enumerated recursively, one level per feature: RecursionError
+    m = GaussianMercer(gamma=1.0, sigma=1.0, n_terms=3, n_features=2000)
+    assert m.multi_indices.shape == (3, 2000)
+    np.testing.assert_array_equal(m.multi_indices.sum(axis=1), [0, 1, 1])
+
+
+def test_gaussian_mercer_eigenfunctions_far_in_the_tails_raise_not_nan():
+    # the Hermite recurrence overflowed to inf, its envelope to 0: NaN with numpy warnings
+    m = GaussianMercer(gamma=1.0, sigma=1.0, n_terms=50)
+    with pytest.raises(ValueError, match="eigenfunctions overflow.*fewer n_terms"):
+        m.eigenfunctions(np.full((2, 1), 1e10))
+
+
+def test_rkhs_values_beyond_the_float_range_raise():
+    # coefficients of 1e308: f(X), ‖f‖ and ⟨f, f⟩ were inf (numpy warning at most)
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    f = RKHSFunction(kn.RBF(1.0), X, np.full(5, 1e308))
+    with pytest.raises(ValueError, match="value of f overflows"):
+        f(X)
+    with pytest.raises(ValueError, match="RKHS norm overflows"):
+        f.norm()
+    with pytest.raises(ValueError, match="inner product overflows"):
+        f.inner(f)
