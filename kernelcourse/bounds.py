@@ -58,7 +58,11 @@ def rademacher_bound(K, c):
     trace = float((diag / top).sum()) if top > 0 else 0.0
     if trace < 0:
         raise ValueError(f"K has negative trace {trace * top:.3g}; it is not a Gram matrix.")
-    return c * math.sqrt(top) * math.sqrt(trace) / K.shape[0]
+    # c last: c·√top alone may overflow where the bound does not
+    bound = c * (math.sqrt(top) * math.sqrt(trace) / K.shape[0])
+    if not math.isfinite(bound):
+        raise ValueError(f"the bound with c = {c:g} is beyond the float range; use a smaller c.")
+    return bound
 
 
 def _check_probability(delta, name="delta"):
@@ -74,7 +78,12 @@ def _check_count(D, name="D", integer=False):
         raise ValueError(f"{name} must be {what} >= 1, got {D!r}.")
     if integer and D != math.floor(D):
         raise ValueError(f"{name} must be an integer >= 1 (a dimension), got {D!r}.")
+    if D > _FLOAT_MAX:  # an integer such as 10**400: float(D) would raise OverflowError
+        raise ValueError(f"{name} must be a finite number, got one beyond the float range.")
     return float(D)
+
+
+_FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
 # Hoeffding's exponent 2Da²/(M − m)² as D a² / c: the random-phase terms
@@ -201,6 +210,12 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
         Square root of the second moment of the spectral density
         (:meth:`kernelcourse.spectral.SpectralMeasure.second_moment`).
 
+    Returns
+    -------
+    float
+        The bound; ``math.inf`` where its value is beyond the float range (it says nothing
+        once above 1).
+
     Examples
     --------
     >>> from kernelcourse.bounds import uniform_bound
@@ -251,7 +266,16 @@ def uniform_deviation(D, delta, d, diameter, sigma_p):
     D, delta = _check_count(D), _check_probability(delta)
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    lo, hi = 1e-12, 1e12
+    # the root lies where D ε² / (4(d + 2)) is of the order of the log-prefactor: any D and
+    # d the checks admit put it inside [1e-300, 1e300] (a fixed [1e-12, 1e12] returned its
+    # end for D = 1e30 or d = 1e300)
+    lo, hi = 1e-300, 1e300
+    at_lo, at_hi = (uniform_bound(D, e, d, diameter, sigma_p) for e in (lo, hi))
+    if not at_lo > delta >= at_hi:
+        raise ValueError(
+            "the deviation for these arguments is outside [1e-300, 1e300], beyond what "
+            "floating point resolves; check D, d, diameter and sigma_p."
+        )
     for _ in range(200):
         mid = math.sqrt(lo * hi)
         if uniform_bound(D, mid, d, diameter, sigma_p) > delta:

@@ -602,3 +602,21 @@ def test_rkhs_values_beyond_the_float_range_raise():
         f.norm()
     with pytest.raises(ValueError, match="inner product overflows"):
         f.inner(f)
+
+
+@pytest.mark.parametrize("D, d", [(1e30, 2), (1e300, 2), (10, 10**300)])
+def test_uniform_deviation_solves_beyond_its_old_bracket(D, d):
+    # the bisection ran in [1e-12, 1e12] and returned an end of it: 1e-12 for D = 1e30
+    eps = uniform_deviation(D=D, delta=0.05, d=d, diameter=2.0, sigma_p=1.0)
+    assert uniform_bound(D, eps, d, 2.0, 1.0) == pytest.approx(0.05, rel=1e-6)
+
+
+def test_bounds_refuse_integers_beyond_the_float_range_and_overflowing_results():
+    from kernelcourse.bounds import hoeffding_bound, rademacher_bound
+
+    with pytest.raises(ValueError, match="D must be a finite number"):
+        hoeffding_bound(10**400, 0.1)  # float(10**400): OverflowError
+    # c √top √tr K / n overflowed in c √top first: inf for a representable 7e307
+    assert rademacher_bound(np.eye(2), 1e308) == pytest.approx(1e308 / math.sqrt(2))
+    with pytest.raises(ValueError, match="beyond the float range"):
+        rademacher_bound(np.array([[4.0]]), 1e308)
