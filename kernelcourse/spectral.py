@@ -36,7 +36,7 @@ from scipy import special, stats
 from scipy.stats import qmc
 from sklearn.utils import check_random_state
 
-from ._validation import _not_ragged
+from ._validation import _not_ragged, check_memory, check_positive
 from .kernels import RBF, Kernel, Laplacian, Matern, Scaled, resolve_kernel
 
 __all__ = [
@@ -93,7 +93,7 @@ class SpectralMeasure:
 
     def __init__(self, kernel, mass=1.0):
         self.kernel = kernel
-        self.mass = float(mass)
+        self.mass = check_positive(mass, "mass")
 
     # -- to be provided by subclasses ------------------------------------------------------------
     def logpdf(self, omega):
@@ -146,21 +146,43 @@ class SpectralMeasure:
         Returns
         -------
         omega : ndarray of shape (n, d)
+
+        Raises
+        ------
+        ValueError
+            If an argument is out of range (the error names it), or if the frequencies
+            overflow floating point (a kernel scale near the float range).
+        MemoryError
+            If n · d frequencies do not fit in the machine's memory.
         """
         n, d = _check_size(n, "n"), _check_size(d, "d")
-        rng = check_random_state(random_state)
-        if method == "mc":
-            return self._mc(n, d, rng)
-        if method == "qmc":
-            return self._from_uniform(_qmc_uniforms(n, self.qmc_dim(d), rng, qmc_engine), d)
-        if method == "orthogonal":
-            if not self.isotropic:
-                raise ValueError(
-                    f"orthogonal sampling needs a rotation-invariant spectral measure; the one of "
-                    f"{self.kernel!r} is a product of Cauchy laws, which is not. Use 'mc' or 'qmc'."
-                )
-            return self._orthogonal(n, d, rng)
-        raise ValueError(f"method must be one of {SAMPLING_METHODS}, got {method!r}.")
+        check_memory(8 * n * d, f"sampling n={n} frequencies in d={d} dimensions", "lower n")
+        try:
+            rng = check_random_state(random_state)
+        except ValueError as err:
+            raise ValueError(f"random_state: {err}") from None
+        with np.errstate(over="ignore", invalid="ignore"):
+            if method == "mc":
+                omega = self._mc(n, d, rng)
+            elif method == "qmc":
+                U = _qmc_uniforms(n, self.qmc_dim(d), rng, qmc_engine)
+                omega = self._from_uniform(U, d)
+            elif method == "orthogonal":
+                if not self.isotropic:
+                    raise ValueError(
+                        "orthogonal sampling needs a rotation-invariant spectral measure; the one "
+                        f"of {self.kernel!r} is a product of Cauchy laws, which is not. Use 'mc' "
+                        "or 'qmc'."
+                    )
+                omega = self._orthogonal(n, d, rng)
+            else:
+                raise ValueError(f"method must be one of {SAMPLING_METHODS}, got {method!r}.")
+        if not np.isfinite(omega).all():
+            raise ValueError(
+                f"frequencies drawn for {self.kernel!r} overflow floating point: its scale "
+                "(gamma or 1/length_scale) is too large in magnitude."
+            )
+        return omega
 
     def _orthogonal(self, n, d, rng):
         # Yu et al. (2016): rows of a Haar-random orthogonal matrix, rescaled by norms that
@@ -205,7 +227,7 @@ class GaussianMeasure(SpectralMeasure):
 
     def __init__(self, gamma, kernel=None, mass=1.0):
         super().__init__(RBF(gamma) if kernel is None else kernel, mass)
-        self.gamma = float(gamma)
+        self.gamma = check_positive(gamma, "gamma")
         self.sigma = math.sqrt(2.0 * self.gamma)
 
     def logpdf(self, omega):
@@ -222,7 +244,7 @@ class GaussianMeasure(SpectralMeasure):
         return self.sigma * stats.norm.ppf(U)
 
     def second_moment(self, d):
-        return d * self.sigma**2
+        return _check_size(d, "d") * self.sigma**2
 
 
 class CauchyProductMeasure(SpectralMeasure):
@@ -243,7 +265,7 @@ class CauchyProductMeasure(SpectralMeasure):
 
     def __init__(self, gamma, kernel=None, mass=1.0):
         super().__init__(Laplacian(gamma) if kernel is None else kernel, mass)
-        self.gamma = float(gamma)
+        self.gamma = check_positive(gamma, "gamma")
 
     def logpdf(self, omega):
         omega = _as_omega(omega)
@@ -257,6 +279,7 @@ class CauchyProductMeasure(SpectralMeasure):
         return self.gamma * np.tan(np.pi * (U - 0.5))
 
     def second_moment(self, d):
+        _check_size(d, "d")
         return math.inf
 
 
@@ -281,7 +304,7 @@ class StudentTMeasure(SpectralMeasure):
     def __init__(self, nu, length_scale, kernel=None, mass=1.0):
         super().__init__(Matern(nu, length_scale) if kernel is None else kernel, mass)
         self.nu = float(nu)
-        self.length_scale = float(length_scale)
+        self.length_scale = check_positive(length_scale, "length_scale")
         self.df = 2.0 * self.nu
 
     def logpdf(self, omega):
@@ -311,6 +334,7 @@ class StudentTMeasure(SpectralMeasure):
         return g * (np.sqrt(self.df / u) / self.length_scale)[:, None]
 
     def second_moment(self, d):
+        d = _check_size(d, "d")
         if self.df <= 2:
             return math.inf
         return d * self.df / (self.df - 2) / self.length_scale**2

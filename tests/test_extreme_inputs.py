@@ -620,3 +620,31 @@ def test_bounds_refuse_integers_beyond_the_float_range_and_overflowing_results()
     assert rademacher_bound(np.eye(2), 1e308) == pytest.approx(1e308 / math.sqrt(2))
     with pytest.raises(ValueError, match="beyond the float range"):
         rademacher_bound(np.array([[4.0]]), 1e308)
+
+
+def test_spectral_measures_check_their_arguments_by_name():
+    from kernelcourse.spectral import CauchyProductMeasure, GaussianMeasure, StudentTMeasure
+
+    # second_moment(d) took any d: -2 for d = -1
+    for p in (GaussianMeasure(1.0), CauchyProductMeasure(1.0), StudentTMeasure(2.5, 1.0)):
+        with pytest.raises(ValueError, match="d must be an integer >= 1"):
+            p.second_moment(-1)
+    # with a kernel given, gamma went unchecked (math domain error), and so did mass
+    with pytest.raises(ValueError, match="gamma must be a finite number > 0"):
+        GaussianMeasure(-1.0, kernel=kn.RBF(1.0))
+    with pytest.raises(ValueError, match="mass must be a finite number > 0"):
+        GaussianMeasure(1.0, mass=-1.0)
+    # sklearn's "Seed must be between 0 and 2**32 - 1" did not say which argument
+    with pytest.raises(ValueError, match="^random_state: "):
+        GaussianMeasure(1.0).sample(3, 2, random_state=-1)
+
+
+def test_spectral_samples_that_overflow_raise():
+    from kernelcourse.spectral import spectral_measure
+
+    # σ = √(2γ) overflowed for γ near the float range: frequencies of inf, silently
+    with pytest.raises(ValueError, match="frequencies drawn for RBF.*overflow"):
+        spectral_measure(kn.RBF(1.7e308)).sample(3, 2, random_state=0)
+    # numpy's "Unable to allocate 14.6 TiB" did not name n
+    with pytest.raises(MemoryError, match="sampling n=1000000000000 frequencies"):
+        spectral_measure(kn.RBF(1.0)).sample(10**12, 2, random_state=0)
