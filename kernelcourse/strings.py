@@ -103,6 +103,22 @@ def _finite(K, kernel, what):
     return K
 
 
+def _sparse_gram(FX, FY=None):
+    """FX FYᵀ (FY = FX when None) as a dense float64 array, on the columns some row uses:
+    the product would otherwise index all of them (|A|^k = 10¹² k-mers for k = 20 on DNA,
+    10¹³ weighted-degree features) and run out of memory."""
+    used = np.unique(FX.indices if FY is None else np.concatenate([FX.indices, FY.indices]))
+
+    def compact(F):
+        return sparse.csr_matrix(
+            (F.data, np.searchsorted(used, F.indices), F.indptr), shape=(F.shape[0], len(used))
+        )
+
+    FX = compact(FX)
+    FY = FX if FY is None else compact(FY)
+    return np.asarray((FX @ FY.T).toarray(), dtype=np.float64)
+
+
 class StringKernel(Kernel):
     """Base class of kernels on strings: ``k(X, Y=None)`` takes sequences of ``str``.
 
@@ -163,7 +179,9 @@ class _Encoder:
         self.table[[ord(c) for c in alphabet]] = np.arange(len(alphabet))
 
     def __call__(self, s, i):
-        codes = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        # "surrogatepass": a lone surrogate is a character outside the alphabet, not an error
+        raw = s.encode("utf-32-le", "surrogatepass")
+        codes = np.frombuffer(raw, dtype=np.uint32).astype(np.int64)
         codes = np.where(
             codes < len(self.table), self.table[np.minimum(codes, len(self.table) - 1)], -1
         )
@@ -243,8 +261,7 @@ class SpectrumKernel(StringKernel):
 
     def _gram(self, X, Y):
         FX = self._features(X)
-        FY = FX if Y is None else self._features(Y)
-        return np.asarray((FX @ FY.T).toarray(), dtype=np.float64)
+        return _sparse_gram(FX, None if Y is None else self._features(Y))
 
     def _diag(self, X):
         F = self._features(X)
@@ -350,18 +367,7 @@ class WeightedDegreeKernel(StringKernel):
     def _gram(self, X, Y):
         length = len(X[0])
         FX = self._features_of(X, length)
-        FY = FX if Y is None else self._features_of(Y, length)
-        # only the columns some sequence uses: the product would otherwise index all
-        # Σ_d (N − d + 1)|A|^d of them (10¹³ for degree 20 on DNA) and run out of memory
-        used = np.unique(np.concatenate([FX.indices, FY.indices]))
-
-        def compact(F):
-            return sparse.csr_matrix(
-                (F.data, np.searchsorted(used, F.indices), F.indptr), shape=(F.shape[0], len(used))
-            )
-
-        FX, FY = compact(FX), (None if Y is None else compact(FY))
-        return np.asarray((FX @ (FX if FY is None else FY).T).toarray(), dtype=np.float64)
+        return _sparse_gram(FX, None if Y is None else self._features_of(Y, length))
 
     def _diag(self, X):
         F = self._features(X)

@@ -648,3 +648,22 @@ def test_spectral_samples_that_overflow_raise():
     # numpy's "Unable to allocate 14.6 TiB" did not name n
     with pytest.raises(MemoryError, match="sampling n=1000000000000 frequencies"):
         spectral_measure(kn.RBF(1.0)).sample(10**12, 2, random_state=0)
+
+
+def test_spectrum_kernel_of_long_kmers_uses_only_the_kmers_present():
+    # 4**30 possible 30-mers: the sparse product indexed every one ("array is too big";
+    # from k = 16 on DNA tens of gigabytes)
+    from collections import Counter
+
+    X = ["ACGT" * 10, "ACGT" * 9 + "ACGA"]
+    counts = [Counter(s[i : i + 30] for i in range(len(s) - 29)) for s in X]
+    expected = [[sum(a[u] * b[u] for u in a) for b in counts] for a in counts]
+    np.testing.assert_array_equal(SpectrumKernel(k=30)(X), expected)
+
+
+def test_string_kernels_treat_lone_surrogates_as_unknown_characters():
+    # str.encode("utf-32-le") raised UnicodeEncodeError, which named no sequence
+    with pytest.raises(ValueError, match="sequence 0 contains characters"):
+        SpectrumKernel(k=2)(["AC\ud800T", "ACGT"])
+    K = SpectrumKernel(k=2, unknown="skip")(["AC\ud800GT", "ACGT"])
+    np.testing.assert_array_equal(K, [[2.0, 2.0], [2.0, 3.0]])
