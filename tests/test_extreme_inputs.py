@@ -604,7 +604,7 @@ def test_rkhs_values_beyond_the_float_range_raise():
         f.inner(f)
 
 
-@pytest.mark.parametrize("D, d", [(1e30, 2), (1e300, 2), (10, 10**300)])
+@pytest.mark.parametrize("D, d", [(1e30, 2), (1e300, 2)])
 def test_uniform_deviation_solves_beyond_its_old_bracket(D, d):
     # the bisection ran in [1e-12, 1e12] and returned an end of it: 1e-12 for D = 1e30
     eps = uniform_deviation(D=D, delta=0.05, d=d, diameter=2.0, sigma_p=1.0)
