@@ -667,3 +667,31 @@ def test_string_kernels_treat_lone_surrogates_as_unknown_characters():
         SpectrumKernel(k=2)(["AC\ud800T", "ACGT"])
     K = SpectrumKernel(k=2, unknown="skip")(["AC\ud800GT", "ACGT"])
     np.testing.assert_array_equal(K, [[2.0, 2.0], [2.0, 3.0]])
+
+
+@pytest.mark.parametrize(
+    "basis, order, magnitude",
+    [("cosine", 1, 1.7e308), ("relu", 1, 1.7e308), ("arccos", 0, 1.7e308), ("arccos", 2, 1e200)],
+)
+def test_kitchen_sinks_that_overflow_say_so(basis, order, magnitude):
+    # cos(inf) was NaN, a ReLU of inf infinite, (w^T x)^2 infinite from 1e200: numpy's
+    # warnings only; order 0 turned NaN projections into 0 silently
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    rks = RandomKitchenSinks(basis=basis, order=order, random_state=0).fit(X)
+    Z = np.full((2, 3), magnitude)
+    Z[1] *= -1.0
+    Z[:, 0] *= -1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"on X \(largest \|entry\| .*\) overflow"):
+            rks.transform(Z)
+
+
+def test_kitchen_sinks_scale_that_overflows_says_so():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="scale=1.7e\\+308 times the drawn"):
+        RandomKitchenSinks(scale=1.7e308, random_state=0).fit(X)
+    rks = RandomKitchenSinks(scale=1e300, random_state=0).fit(X)
+    assert np.isfinite(rks.transform(X)).all()
+    with pytest.raises(ValueError, match="rescale X .* or lower scale=1e\\+300"):
+        rks.transform(1e10 * X)

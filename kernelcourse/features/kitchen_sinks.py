@@ -205,6 +205,11 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            If ``scale`` times a drawn N(0, 1) value overflows (``"cosine"``).
         """
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
@@ -222,7 +227,13 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             # try the basis on some training rows now rather than let NaN reach a model later
             self._basis_values(X[:256])
         elif self.basis == "cosine":
-            self.weights_ = self.scale * rng.normal(size=(q, d))
+            with np.errstate(over="ignore"):
+                self.weights_ = self.scale * rng.normal(size=(q, d))
+            if not np.isfinite(self.weights_).all():
+                raise ValueError(
+                    f"scale={self.scale!r} times the drawn N(0, 1) values overflows floating "
+                    "point (infinite frequencies w); choose a smaller scale."
+                )
             self.offset_ = rng.uniform(-math.pi, math.pi, size=q)
         elif self.basis == "bump":
             h = self.bandwidth
@@ -264,23 +275,51 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         Returns
         -------
         Psi : ndarray of shape (n_samples, n_components)
+
+        Raises
+        ------
+        ValueError
+            If the projections w^T x (plus b) or the features √2 (w^T x)^n overflow
+            floating point: X (or, for ``"cosine"``, ``scale``) is too large in magnitude
+            (cos(∞) would be NaN, a ReLU of ∞ infinite).
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         if callable(self.basis):
             return self._basis_values(X)
         W = self.weights_.astype(X.dtype)
-        if self.basis == "cosine":
-            Psi = X @ W.T
-            Psi += self.offset_.astype(X.dtype)
-            return np.cos(Psi, out=Psi)
         if self.basis == "bump":
             # ‖x − w‖ ≤ h, from the expansion on centred (and, if huge, scaled) rows
             return (distances(X, W) <= self.bandwidth).astype(X.dtype)
-        P = X @ W.T
+        with np.errstate(over="ignore", invalid="ignore"):
+            P = X @ W.T
+            if self.basis == "cosine":
+                P += self.offset_.astype(X.dtype)
+        self._check_finite(P, X, "projections w^T x")
+        if self.basis == "cosine":
+            return np.cos(P, out=P)
         n = self._order
-        Psi = np.where(P > 0, P**n if n else 1.0, 0.0)
-        return (math.sqrt(2.0) * Psi).astype(X.dtype, copy=False)
+        with np.errstate(over="ignore"):
+            Psi = np.where(P > 0, P**n if n else 1.0, 0.0)
+            Psi = (math.sqrt(2.0) * Psi).astype(X.dtype, copy=False)
+        if n > 0:  # √2 (w^T x)^n may overflow where w^T x does not
+            self._check_finite(Psi, X, f"features √2 (w^T x)^{n}")
+        return Psi
+
+    def _check_finite(self, P, X, what):
+        # One sum (cheaper than a mask) tells whether any entry can be NaN or infinite.
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = P.sum(dtype=np.float64)
+        if np.isfinite(total) or np.isfinite(P).all():
+            return
+        fix = "rescale X (e.g. StandardScaler)"
+        if self.basis == "cosine":
+            fix += f" or lower scale={self.scale!r}"
+        raise ValueError(
+            f"the {what} of the {self.basis!r} basis on X (largest |entry| "
+            f"{float(np.abs(X).max()):.3g}) overflow floating point (NaN or infinity): X is "
+            f"too large in magnitude for these features; {fix}."
+        )
 
     def approximate_kernel(self, X, Y=None):
         r""":math:`\frac1q \sum_j \psi(x; W_j)\psi(y; W_j)`, the Monte Carlo estimate of
