@@ -695,3 +695,12 @@ def test_kitchen_sinks_scale_that_overflows_says_so():
     assert np.isfinite(rks.transform(X)).all()
     with pytest.raises(ValueError, match="rescale X .* or lower scale=1e\\+300"):
         rks.transform(1e10 * X)
+
+
+def test_random_binning_with_too_many_grids_for_memory_says_so():
+    # n_grids=10**9 drew (P, d) pitches and a list of P cell arrays until the process was killed
+    from kernelcourse.features import RandomBinningFeatures
+
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    with pytest.raises(MemoryError, match="random binning with n_grids=1000000000000 .*n_grids"):
+        RandomBinningFeatures(n_grids=10**12, random_state=0).fit(X)

@@ -37,7 +37,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import validate_data
+from .._validation import check_memory, validate_data
 
 __all__ = ["RandomBinningFeatures", "BinCodes"]
 
@@ -181,6 +181,12 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         Returns
         -------
         self
+
+        Raises
+        ------
+        MemoryError
+            If the P grids and the cells of the training points would not fit in the
+            machine's memory (about P·(32 d + 12 n) bytes); lower ``n_grids``.
         """
         self._fit(X)
         return self
@@ -203,7 +209,14 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             if not np.all(np.isfinite(gamma) & (gamma > 0)):
                 raise ValueError(f"every entry of gamma must be finite and > 0, got {gamma}.")
             self.gamma_ = gamma
-        P = self.n_grids
+        P, n = self.n_grids, len(X)
+        # per grid: δ, u and their temporaries (4 × 8d bytes), the codes and occupied cells
+        # of the n points (at most 4n + 8n bytes), and one small array object for its cells
+        check_memory(
+            P * (32 * d + 12 * n + 128),
+            f"random binning with n_grids={P} on {n} samples of {d} features",
+            "lower n_grids",
+        )
         self.pitches_ = rng.gamma(shape=2.0, scale=1.0 / gamma, size=(P, d))
         self.shifts_ = rng.uniform(size=(P, d)) * self.pitches_
         self._hash_coefs = rng.randint(0, 2**63, size=d, dtype=np.uint64) * np.uint64(2) + 1
