@@ -44,6 +44,7 @@ from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _array_api as aa
+from ._validation import check_count, check_positive
 
 __all__ = [
     "NotPositiveDefiniteError",
@@ -297,7 +298,8 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
     ------
     TypeError, ValueError
         If an argument is of the wrong type or out of range (the error names it), or if
-        ``matvec`` returns the wrong shape, NaN or infinity.
+        ``matvec`` or ``preconditioner`` returns anything but real numbers of its input's
+        shape, or NaN or infinity.
     NotPositiveDefiniteError
         If a search direction shows H is clearly not positive definite.
 
@@ -337,15 +339,15 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
     B = np.asarray(b_arr, dtype=np.float64).reshape(len(b_arr), -1)
 
     def checked(V):
-        HV = np.asarray(matvec(V[:, 0] if vector else V), dtype=np.float64)
-        if HV.shape != V.shape and HV.size == V.size:
-            HV = HV.reshape(V.shape)
-        if HV.shape != V.shape:
-            raise ValueError(
-                f"matvec returned shape {HV.shape} for an input of shape {V.shape}; it must "
-                "return H @ V of the same shape."
-            )
+        arg = V[:, 0] if vector else V
+        HV = _operator_output(matvec(arg), arg.shape, "matvec", "H @ V").reshape(V.shape)
         if not np.isfinite(HV).all():
+            if preconditioner is not None and not np.isfinite(V).all():
+                # V is built from the preconditioner's results: the NaN came from there
+                raise ValueError(
+                    "preconditioner returned NaN or infinity (the search direction built "
+                    "from M⁻¹R is not finite); it must return finite values."
+                )
             raise ValueError("matvec returned NaN or infinity.")
         return HV
 
@@ -359,7 +361,9 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
     if preconditioner is not None:
 
         def prec(R):
-            return np.asarray(preconditioner(R[:, 0] if vector else R), np.float64).reshape(R.shape)
+            arg = R[:, 0] if vector else R
+            Z = _operator_output(preconditioner(arg), arg.shape, "preconditioner", "M⁻¹ R")
+            return Z.reshape(R.shape)
 
     result = block_cg(
         checked, B, preconditioner=prec, max_iter=int(max_iter), tol=float(tol), callback=cb
@@ -367,6 +371,26 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
     warn_unconverged("conjugate_gradient", result, tol, stacklevel=3)
     x = result.x[:, 0] if vector else result.x
     return x, np.asarray(result.history)
+
+
+def _operator_output(value, shape, name, what):
+    """What the callable ``name`` returned (``what``, for an input of ``shape``) as a float64
+    array of that shape: a TypeError or ValueError naming ``name`` where it is not real
+    numbers of that size (numpy would drop an imaginary part with a ComplexWarning, convert
+    text, or fail in a reshape that names nothing). Costs no pass over the array."""
+    out = np.asarray(value)
+    if out.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} returned dtype {out.dtype}; it must return {what} as real numbers."
+        )
+    if out.shape != shape and out.size == math.prod(shape):
+        out = out.reshape(shape)
+    if out.shape != shape:
+        raise ValueError(
+            f"{name} returned shape {out.shape} for an input of shape {shape}; it must "
+            f"return {what} of the same shape."
+        )
+    return out.astype(np.float64, copy=False)
 
 
 def warn_unconverged(
@@ -424,8 +448,33 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     A's dtype; pass that of the precision A was computed in (float32 kernel blocks). A may be
     modified in place.
 
+    Parameters
+    ----------
+    A : array of shape (M, M)
+        Symmetric; a numpy array of integers (or a nested list) is taken as float64.
+    xp : array namespace or None (numpy)
+    name : str, default="A"
+        What the error messages call A.
+    eps : float > 0 or None, default=None
+        ε, the relative precision A was computed in.
+    max_tries : int >= 1, default=12
+        Number of shifts tried, each 100 times the previous.
+
+    Returns
+    -------
+    T : array of shape (M, M)
+        Upper triangular, :math:`T^T T = A + sI`.
+    shift : float
+        s.
+
     Raises
     ------
+    TypeError
+        If A does not hold real numbers (the error names ``name``), or ``max_tries`` is not an
+        integer.
+    ValueError
+        If A is not a square matrix (named by ``name``), ``eps`` is not a finite number > 0
+        or ``max_tries`` < 1.
     NotPositiveDefiniteError
         When no shift up to :math:`100^{\text{max\_tries}-1}` times the first works; the
         message names ``name``.
@@ -445,8 +494,17 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     True True
     """
     xp = _xp(xp)
+    if xp is np:
+        A = np.asarray(A)
+        if A.dtype.kind in "biu":
+            A = A.astype(np.float64)
+        elif A.dtype.kind != "f":
+            raise TypeError(f"{name} must be a real matrix, got dtype {A.dtype}.")
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {tuple(A.shape)}.")
+    max_tries = check_count(max_tries, "max_tries")
     M = A.shape[0]
-    eps = float(xp.finfo(A.dtype).eps) if eps is None else float(eps)
+    eps = float(xp.finfo(A.dtype).eps) if eps is None else check_positive(eps, "eps")
     if not bool(xp.all(xp.isfinite(A))):
         raise NotPositiveDefiniteError(f"{name} holds NaN or infinity.")
     # relative to A's own scale: an absolute floor of 1 would swamp a PSD matrix of 1e-150

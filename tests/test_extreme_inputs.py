@@ -704,3 +704,58 @@ def test_random_binning_with_too_many_grids_for_memory_says_so():
     X = np.random.default_rng(0).normal(size=(10, 3))
     with pytest.raises(MemoryError, match="random binning with n_grids=1000000000000 .*n_grids"):
         RandomBinningFeatures(n_grids=10**12, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        # the imaginary part was dropped with only numpy's ComplexWarning
+        ({"matvec": lambda v: (1 + 1j) * v}, TypeError, "matvec returned dtype complex128"),
+        # "could not convert string to float"
+        ({"matvec": lambda v: np.array(["a"] * len(v))}, TypeError, "matvec returned dtype <U1"),
+        (
+            {"matvec": lambda v: v, "preconditioner": lambda r: r + 0j},
+            TypeError,
+            "preconditioner returned dtype complex128",
+        ),
+        # numpy's "cannot reshape array of size 3 into shape (4,1)"
+        (
+            {"matvec": lambda v: v, "preconditioner": lambda r: r[:3]},
+            ValueError,
+            r"preconditioner returned shape \(3,\) for an input of shape \(4,\)",
+        ),
+        # was "matvec returned NaN or infinity"
+        (
+            {"matvec": lambda v: v, "preconditioner": lambda r: r * np.nan},
+            ValueError,
+            "^preconditioner returned NaN or infinity",
+        ),
+    ],
+)
+def test_conjugate_gradient_names_the_callable_that_returned_bad_values(kwargs, error, message):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(error, match=message):
+            conjugate_gradient(b=np.arange(1.0, 5.0), **kwargs)
+
+
+@pytest.mark.parametrize(
+    "A, kwargs, error, message",
+    [
+        (np.eye(3), {"eps": np.nan}, ValueError, "eps must be a finite number > 0"),  # NaN factor
+        (np.eye(3), {"eps": -1e-16}, ValueError, "eps must be a finite number > 0"),
+        (np.eye(3), {"max_tries": 0}, ValueError, "max_tries must be an integer >= 1"),
+        (np.ones(3), {"name": "K_MM"}, ValueError, r"K_MM must be a square matrix, got shape"),
+        (np.eye(2) + 0j, {}, TypeError, "A must be a real matrix"),
+    ],
+)
+def test_cholesky_jitter_checks_its_arguments_by_name(A, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        cholesky_jitter(A, **kwargs)
+
+
+def test_cholesky_jitter_takes_integer_matrices_and_lists():
+    # numpy's finfo refused an int dtype; a list had no .shape (AttributeError)
+    for A in (2 * np.eye(3, dtype=np.int64), [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]):
+        T, shift = cholesky_jitter(A)
+        np.testing.assert_allclose(T.T @ T, (2.0 + shift) * np.eye(3))
