@@ -76,9 +76,32 @@ def _as_omega(omega, d=None, name="omega"):
         arr = arr[:, None] if d in (None, 1) else arr[None, :]
     if arr.ndim != 2:
         raise ValueError(f"{name} must be an array of shape (m, d), got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(
+            f"{name} is empty (shape {arr.shape}); it needs at least one row and column."
+        )
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity; p and k are defined on R^d.")
     return arr
+
+
+def _log_row_norms(omega):
+    """log ‖ω_i‖ for the rows of ``omega`` (−inf for a zero row), each row divided by its
+    largest entry before squaring: ω of 1e154 and beyond have squares beyond the float range."""
+    top = np.abs(omega).max(axis=1)
+    unit = omega / np.where(top > 0, top, 1.0)[:, None]
+    with np.errstate(divide="ignore"):
+        return np.log(top) + 0.5 * np.log(np.einsum("ij,ij->i", unit, unit))
+
+
+def _finite_moment(value, what):
+    """``value`` (a second moment that exists) if it is finite, else a ValueError."""
+    if not math.isfinite(value):
+        raise ValueError(
+            f"the second moment E[ω^T ω] overflows floating point: {what} is too large in "
+            "magnitude."
+        )
+    return value
 
 
 class SpectralMeasure:
@@ -112,7 +135,8 @@ class SpectralMeasure:
         return d
 
     def second_moment(self, d):
-        r""":math:`\sigma_p^2 = \mathbf E_p[\omega^T\omega]` (``inf`` when it does not exist)."""
+        r""":math:`\sigma_p^2 = \mathbf E_p[\omega^T\omega]` (``inf`` when it does not exist;
+        a ValueError when it exists but overflows floating point)."""
         raise NotImplementedError
 
     # -- public API --------------------------------------------------------------------------------
@@ -121,8 +145,9 @@ class SpectralMeasure:
         return np.exp(self.logpdf(_as_omega(omega)))
 
     def characteristic(self, Z):
-        r""":math:`\mathbf E_p[\cos(\omega^T z)] = k(z) / k(0)` at the rows of ``Z``, from the
-        kernel's closed form (what sample averages of :math:`\cos(\omega^T z)` estimate)."""
+        r""":math:`\mathbf E_p[\cos(\omega^T z)] = k(z) / k(0)` at the rows of ``Z`` (shape
+        (m, d), non-empty), from the kernel's closed form (what sample averages of
+        :math:`\cos(\omega^T z)` estimate)."""
         Z = _as_omega(Z, name="Z")
         return self.kernel(Z, np.zeros((1, Z.shape[1])))[:, 0] / self.mass
 
@@ -150,7 +175,8 @@ class SpectralMeasure:
         Raises
         ------
         ValueError
-            If an argument is out of range (the error names it), or if the frequencies
+            If an argument is out of range (the error names it; with ``qmc_engine="sobol"``,
+            d beyond the 21201 dimensions of scipy's Sobol sequences), or if the frequencies
             overflow floating point (a kernel scale near the float range).
         MemoryError
             If n · d frequencies do not fit in the machine's memory.
@@ -165,7 +191,14 @@ class SpectralMeasure:
             if method == "mc":
                 omega = self._mc(n, d, rng)
             elif method == "qmc":
-                U = _qmc_uniforms(n, self.qmc_dim(d), rng, qmc_engine)
+                dim = self.qmc_dim(d)
+                if qmc_engine == "sobol" and dim > qmc.Sobol.MAXDIM:
+                    raise ValueError(
+                        f"d={d} needs {dim} coordinates per point, but scipy's Sobol sequences "
+                        f"have at most {qmc.Sobol.MAXDIM}; use qmc_engine='halton' or "
+                        "method='mc'."
+                    )
+                U = _qmc_uniforms(n, dim, rng, qmc_engine)
                 omega = self._from_uniform(U, d)
             elif method == "orthogonal":
                 if not self.isotropic:
@@ -233,8 +266,9 @@ class GaussianMeasure(SpectralMeasure):
     def logpdf(self, omega):
         omega = _as_omega(omega)
         d = omega.shape[1]
-        sq = np.einsum("ij,ij->i", omega, omega)
-        return -sq / (2 * self.sigma**2) - d * math.log(self.sigma * math.sqrt(2 * math.pi))
+        z = omega / self.sigma  # scaled first: ‖ω‖² overflows from 1.3e154, ‖ω‖²/σ² later
+        sq = np.einsum("ij,ij->i", z, z)
+        return -sq / 2 - d * math.log(self.sigma * math.sqrt(2 * math.pi))
 
     def _mc(self, n, d, rng):
         # Drawn as a (d, n) block and transposed: the same stream as scikit-learn's RBFSampler.
@@ -244,7 +278,7 @@ class GaussianMeasure(SpectralMeasure):
         return self.sigma * stats.norm.ppf(U)
 
     def second_moment(self, d):
-        return _check_size(d, "d") * self.sigma**2
+        return _finite_moment(_check_size(d, "d") * self.sigma**2, f"gamma={self.gamma!r}")
 
 
 class CauchyProductMeasure(SpectralMeasure):
@@ -270,7 +304,12 @@ class CauchyProductMeasure(SpectralMeasure):
     def logpdf(self, omega):
         omega = _as_omega(omega)
         g = self.gamma
-        return np.sum(np.log(g / math.pi) - np.log(g**2 + omega**2), axis=1)
+        # log(γ² + ω²) = 2 log a + log1p((b/a)²), a = max(γ, |ω|), b = min(γ, |ω|): no square
+        # of γ or ω, which overflow from 1.3e154
+        a = np.maximum(g, np.abs(omega))
+        b = np.minimum(g, np.abs(omega))
+        log_sum_sq = 2 * np.log(a) + np.log1p((b / a) ** 2)
+        return np.sum(math.log(g / math.pi) - log_sum_sq, axis=1)
 
     def _mc(self, n, d, rng):
         return self.gamma * rng.standard_cauchy(size=(n, d))
@@ -311,14 +350,16 @@ class StudentTMeasure(SpectralMeasure):
         omega = _as_omega(omega)
         d = omega.shape[1]
         df, ell = self.df, self.length_scale
-        q = ell**2 * np.einsum("ij,ij->i", omega, omega)
+        # log(1 + ℓ²‖ω‖²/df) = logaddexp(0, 2 log t), t = ℓ‖ω‖/√df from logs: neither ‖ω‖²
+        # nor ℓ² is formed (each overflows from 1.3e154)
+        log_t = math.log(ell) - 0.5 * math.log(df) + _log_row_norms(omega)
         log_norm = (
             special.gammaln((df + d) / 2)
             - special.gammaln(df / 2)
             - (d / 2) * math.log(df * math.pi)
             + d * math.log(ell)
         )
-        return log_norm - (df + d) / 2 * np.log1p(q / df)
+        return log_norm - (df + d) / 2 * np.logaddexp(0.0, 2 * log_t)
 
     def _mc(self, n, d, rng):
         g = rng.normal(size=(n, d))
@@ -337,7 +378,9 @@ class StudentTMeasure(SpectralMeasure):
         d = _check_size(d, "d")
         if self.df <= 2:
             return math.inf
-        return d * self.df / (self.df - 2) / self.length_scale**2
+        ell = self.length_scale  # divided twice: ℓ² overflows from 1.3e154
+        moment = d * self.df / (self.df - 2) / ell / ell
+        return _finite_moment(moment, f"1/length_scale (length_scale={ell!r})")
 
 
 def spectral_measure(kernel, **kernel_params):

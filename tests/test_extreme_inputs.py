@@ -759,3 +759,40 @@ def test_cholesky_jitter_takes_integer_matrices_and_lists():
     for A in (2 * np.eye(3, dtype=np.int64), [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]]):
         T, shift = cholesky_jitter(A)
         np.testing.assert_allclose(T.T @ T, (2.0 + shift) * np.eye(3))
+
+
+def test_heavy_tailed_spectral_log_densities_far_in_the_tails():
+    # γ² + ω² and ℓ²‖ω‖² overflowed from |ω| = 1.3e154: -inf (numpy warning at most) where
+    # the log density is about -1e3; γ or ℓ of 1e155 raised a bare OverflowError (γ**2)
+    from kernelcourse.spectral import CauchyProductMeasure, StudentTMeasure
+
+    omega = np.array([[1e160, -3e300]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for g in (1.0, 1e155):
+            # log(γ² + ω²) = 2 log|ω| + log1p(γ²/ω²), the last term below 1e-10 here
+            ref = sum(math.log(g / math.pi) - 2 * math.log(abs(w)) for w in omega[0])
+            assert CauchyProductMeasure(g).logpdf(omega)[0] == pytest.approx(ref, rel=1e-12)
+        for ell in (1.0, 1e155, 1e-155):
+            # d = 1, 2ν = 3: log p = log Γ(2) - log Γ(3/2) - log(3π)/2 + log ℓ - 2 log(1 + t²),
+            # t = ℓ|ω|/√3 ≥ 1e145, so log(1 + t²) = 2 log t to 1e-290
+            log_t = math.log(ell) + math.log(3e300) - 0.5 * math.log(3.0)
+            ref = -math.lgamma(1.5) - 0.5 * math.log(3 * math.pi) + math.log(ell) - 4 * log_t
+            logp = StudentTMeasure(1.5, ell).logpdf(omega[:, 1:])[0]
+            assert logp == pytest.approx(ref, rel=1e-12)
+
+
+def test_spectral_edge_cases_name_their_argument():
+    from kernelcourse.spectral import GaussianMeasure, StudentTMeasure
+
+    # characteristic's kernel call said "X is empty"; its argument is Z
+    with pytest.raises(ValueError, match="^Z is empty"):
+        GaussianMeasure(1.0).characteristic(np.zeros((0, 2)))
+    # scipy's "Maximum supported dimensionality is 21201." named no argument
+    with pytest.raises(ValueError, match="d=21201 needs 21202 coordinates"):
+        StudentTMeasure(1.5, 1.0).sample(4, 21201, method="qmc", qmc_engine="sobol",
+                                         random_state=0)
+    # ℓ**2 raised OverflowError; d·ν/(ν-1)/ℓ² returned inf for a finite moment of 6e320
+    assert StudentTMeasure(1.5, 1e155).second_moment(2) == pytest.approx(6e-310, rel=1e-6)
+    with pytest.raises(ValueError, match="second moment .* overflows.*length_scale=1e-160"):
+        StudentTMeasure(1.5, 1e-160).second_moment(2)
