@@ -112,10 +112,10 @@ def _smo_step(alpha, K, y, C, i, j):
 def _nystroem_precond(kernel, X, landmarks, lam):
     # the package's rank-r inverse square root of K_mm gives Z with Z Zᵀ = K̃; Woodbury does
     # the rest
-    from kernelcourse.features.nystroem import _pinv_sqrt
+    from kernelcourse.devices import nystroem_map
 
     C = kernel(X, X[landmarks])
-    Z = C @ _pinv_sqrt(C[landmarks], len(landmarks), 1e-12)[1].T
+    Z = C @ nystroem_map(C[landmarks], len(landmarks), 1e-12, np)[1].T
     inner = np.linalg.inv(Z.T @ Z + lam * np.eye(Z.shape[1]))
     return lambda v: (v - Z @ (inner @ (Z.T @ v))) / lam
 

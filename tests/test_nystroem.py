@@ -46,10 +46,45 @@ def test_same_components_as_sklearn_same_K_tilde():
     np.testing.assert_array_equal(ours.component_indices_, ref.component_indices_)
     Zr_x, Zr_y = ref.transform(X), ref.transform(Y)
     np.testing.assert_allclose(ours.approximate_kernel(X, Y), Zr_x @ Zr_y.T, atol=1e-10)
-    # on the landmarks z = V̂ D̂^{1/2}, so its Gram over features is D̂ (the maps differ from
-    # scikit-learn's K̂^{-1/2} only by the rotation V̂)
+    # K̂ has full rank: on the landmarks z is L, the Cholesky factor of K̂ (the features
+    # differ from scikit-learn's K_b K̂^{-1/2} by a rotation only)
     Z = ours.transform(ours.components_)
-    np.testing.assert_allclose(Z.T @ Z, np.diag(ours.eigenvalues_), atol=1e-8)
+    L = np.linalg.cholesky(kn.RBF(0.1)(ours.components_))
+    np.testing.assert_allclose(Z, L, atol=1e-10)
+    Q = np.linalg.lstsq(Zr_x, ours.transform(X), rcond=None)[0]
+    np.testing.assert_allclose(Q.T @ Q, np.eye(60), atol=1e-8)
+
+
+@pytest.mark.parametrize("rank", [None, 25])
+def test_map_is_triangular_and_independent_of_eigenvector_signs(rank):
+    X = _data(200, 3, 8)
+    ny = Nystroem(gamma=0.5, n_components=40, rank=rank, random_state=0).fit(X)
+    A = ny.normalization_
+    r = A.shape[0]
+    T = A[:, 40 - r :]
+    assert np.array_equal(T, np.tril(T)) and np.all(np.diag(T) > 0)
+    K_hat = kn.RBF(0.5)(ny.components_)
+    evals, evecs = np.linalg.eigh(K_hat)
+    V = evecs[:, ::-1][:, :r]
+    np.testing.assert_allclose(A.T @ A, (V / evals[::-1][:r]) @ V.T, rtol=1e-8, atol=1e-8)
+    # the map is a function of K̂ alone: flipping the sign of any eigenvector changes nothing
+    M = (V * np.where(np.arange(r) % 2, -1.0, 1.0) / np.sqrt(evals[::-1][:r])).T
+    R = np.linalg.qr(M[:, ::-1], mode="r")
+    R *= np.sign(np.diag(R))[:, None]
+    np.testing.assert_allclose(R[::-1, ::-1], A, rtol=1e-8, atol=1e-8)
+
+
+def test_triangular_transform_equals_the_general_product():
+    # the in-place triangular product of transform, in both dtypes, against K_b Aᵀ
+    X = _data(25_000, 5, 9)  # several row blocks, on every thread
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-4)):
+        Xd = X.astype(dtype)
+        ny = Nystroem(gamma=0.2, n_components=100, random_state=0).fit(Xd)
+        assert ny.rank_ == 100
+        Z = ny.transform(Xd)
+        assert Z.dtype == dtype and Z.flags.c_contiguous
+        ref = kn.RBF(0.2)(X, ny.components_.astype(np.float64)) @ ny.normalization_.T
+        np.testing.assert_allclose(Z, ref, atol=tol * np.abs(ref).max())
 
 
 def test_formula_of_lecture_004():

@@ -15,6 +15,11 @@ with :math:`\hat K^{+}` the Moore–Penrose pseudo-inverse. With the eigendecomp
 gives :math:`z(x_i)^T z(x_j) = \tilde K_{ij}` (for r = rank K̂), so a linear model on z is the
 kernel model restricted to the span of :math:`k(\hat x_j, \cdot)`. Storage O(Nr), time O(Nmd +
 Nmr + m³) instead of O(N²) and O(N³).
+
+Any rotation Qz of these features gives the same :math:`\tilde K`. :class:`Nystroem` outputs
+the one whose map is triangular (see :func:`kernelcourse.devices.nystroem_map`): for K̂ of
+full rank, :math:`z(x) = L^{-1} [k(x, \hat x_j)]_j` with :math:`\hat K = LL^T`, which halves
+the cost of the N × m × m product and does not depend on the signs of computed eigenvectors.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy.linalg import solve_triangular
+from scipy.linalg import get_blas_funcs, solve_triangular
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -47,48 +52,41 @@ class RankDeficiencyWarning(UserWarning):
     """K̂ is numerically singular: some eigen-directions were dropped by the pseudo-inverse."""
 
 
-def _kernel_blocks(kernel, X, C, W_T, dtype):
-    """``k(X, C) @ W_T`` block by block, each product written straight into the output; the
-    blocks are shared among threads, so the kernel's element-wise passes (exp) run on all
-    CPUs, not only the matrix products."""
-    n, m = len(X), len(C)
+def _kernel_blocks(kernel, X, C, A, dtype):
+    """``k(X, C) @ A.T`` (A the r × m map of :func:`~kernelcourse.devices.nystroem_map`),
+    computed a block of rows at a time, the blocks shared among threads so that the kernel's
+    element-wise passes (exp) run on all CPUs, not only the matrix products.
+
+    With r = m, A is lower triangular: the kernel blocks are written straight into the
+    output, and one triangular product (BLAS ``trmm``) turns them into features in place, at
+    half the operations of a general product and with no second N × m array. It is one call
+    on all of BLAS's threads because scipy's BLAS wrappers hold the GIL: calls from several
+    threads would run one at a time."""
+    n, (r, m) = len(X), A.shape
     rows = max(64, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(m, 1)))
-    out = np.empty((n, W_T.shape[1]), dtype=dtype)
+    out = np.empty((n, r), dtype=dtype)
+    if r < m:
+        W_T = np.ascontiguousarray(A.T)
 
-    def work(start, stop):
-        np.matmul(kernel(X[start:stop], C), W_T, out=out[start:stop])
+        def work(start, stop):
+            np.matmul(kernel(X[start:stop], C), W_T, out=out[start:stop])
 
-    for_each_row_block(n, rows, work)
+        for_each_row_block(n, rows, work)
+        return out
+    kernel_rows = kernel._against(C)
+    for_each_row_block(n, rows, lambda start, stop: kernel_rows(X[start:stop], out[start:stop]))
+    trmm = get_blas_funcs("trmm", dtype=dtype)
+    # featuresᵀ = A K_bᵀ, where K_bᵀ is the output itself read in column order
+    result = trmm(1.0, np.asfortranarray(A), out.T, side=0, lower=1, overwrite_b=1)
+    if not np.shares_memory(result, out):  # a BLAS wrapper that copied after all
+        out[...] = result.T
     return out
 
 
-def _pinv_sqrt(K_hat, rank, eps):
-    r"""Eigen-decompose K̂ (in float64) and return the kept eigenvalues (descending), the map
-    :math:`\hat D_r^{-1/2}\hat V_r^T` (r × m) and the diagnostics of the discarded part."""
-    K_hat = np.asarray(K_hat, dtype=np.float64)
-    m = len(K_hat)
-    # Symmetrize: the pseudo-inverse is defined for the symmetric matrix the kernel promises.
-    K_hat = 0.5 * (K_hat + K_hat.T)
-    evals, evecs = np.linalg.eigh(K_hat)
-    evals, evecs = evals[::-1], evecs[:, ::-1]
-    lam_max = max(float(evals[0]), 0.0)
-    # numpy.linalg.pinv's rule for Hermitian matrices: drop |λ| <= m·ε·λ_max; λ < 0 is round-off
-    # of a PSD matrix, so it is dropped as well (its square root would be NaN).
-    tol = m * eps * lam_max
-    keep = evals > tol
-    n_keep = int(keep.sum())
-    r = n_keep if rank is None else min(rank, n_keep)
-    lam_min = float(evals[-1])
-    cond = lam_max / abs(lam_min) if lam_min != 0 else math.inf
-    evals_r, evecs_r = evals[:r], evecs[:, :r]
-    # Fix each eigenvector's sign (largest entry positive) so the features are reproducible
-    # across LAPACK builds and thread counts.
-    idx = np.argmax(np.abs(evecs_r), axis=0)
-    signs = np.sign(evecs_r[idx, np.arange(r)])
-    signs[signs == 0] = 1
-    evecs_r = evecs_r * signs
-    normalization = (evecs_r / np.sqrt(evals_r)).T
-    return evals_r, normalization, {"n_keep": n_keep, "tol": tol, "cond": cond, "m": m}
+def _landmark_map(kernel, basis, rank, eps):
+    """:func:`~kernelcourse.devices.nystroem_map` of the landmarks' kernel matrix, in
+    float64."""
+    return devices.nystroem_map(np.asarray(kernel(basis), dtype=np.float64), rank, eps, np)
 
 
 def ridge_leverage_scores(Z, diag, ridge):
@@ -190,7 +188,11 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     eigenvalues_ : ndarray of shape (r,)
         The kept eigenvalues :math:`\hat D_r` of :math:`\hat K`, in decreasing order.
     normalization_ : ndarray of shape (r, m)
-        :math:`\hat D_r^{-1/2}\hat V_r^T`; ``transform(X) = K_b @ normalization_.T``.
+        The map A, ``transform(X) = K_b @ normalization_.T``, with :math:`A^TA = \hat K_r^+`
+        (the pseudo-inverse of K̂ restricted to its r leading eigenvectors): :math:`\hat
+        D_r^{-1/2}\hat V_r^T` turned by an orthogonal r × r matrix so that its last r
+        columns are lower triangular with a positive diagonal. For r = m it is
+        :math:`L^{-1}` with :math:`\hat K = LL^T`, and the features of the landmarks are L.
     rank_ : int
         Number r of output features.
     kernel_ : Kernel
@@ -217,6 +219,13 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     :math:`\hat K` rank-deficient; the pseudo-inverse then drops those directions (warning with
     the condition number) instead of dividing by round-off. float32 input keeps float32 output,
     and the O(Nmd + Nmr) products run in float32.
+
+    The features are those of :math:`\hat D_r^{-1/2}\hat V_r^T` up to an orthogonal rotation.
+    A rotation changes no inner product :math:`z(x)^Tz(y)`, so no model fitted with a
+    :math:`\|w\|^2` penalty (ridge, SVM) and no PCA; scikit-learn's features differ by
+    another rotation (its map is the symmetric :math:`\hat K^{-1/2}`). The triangular map
+    makes ``transform`` about twice as fast: :math:`Nm^2` operations for the product instead
+    of :math:`2Nm^2`.
 
     Sampling landmarks with probabilities :math:`p_i` needs no rescaling here: multiplying the
     columns of :math:`K_b` by any non-zero weights leaves :math:`K_b \hat K^+ K_b^T` unchanged.
@@ -337,8 +346,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         else:
             # Pilot: a uniform Nyström map of the same size gives K̃ = ZZᵀ for the scores.
             pilot = rng.permutation(n)[:m]
-            _, pilot_map, _ = _pinv_sqrt(kernel(X[pilot]), None, eps)
-            Z = _kernel_blocks(kernel, X, X[pilot], pilot_map.T.astype(X.dtype), X.dtype)
+            _, pilot_map, _ = _landmark_map(kernel, X[pilot], None, eps)
+            Z = _kernel_blocks(kernel, X, X[pilot], pilot_map.astype(X.dtype), X.dtype)
             Z = Z.astype(np.float64, copy=False)
             diag = np.asarray(kernel.diag(X), dtype=np.float64)
             ridge = self.ridge if self.ridge is not None else _effective_ridge(Z, diag, m)
@@ -353,7 +362,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             self.leverage_scores_ = scores
             self.ridge_ = float(ridge)
         basis = X[indices]
-        evals, normalization, info = _pinv_sqrt(kernel(basis), self.rank, eps)
+        evals, normalization, info = _landmark_map(kernel, basis, self.rank, eps)
         if info["n_keep"] < m:
             warnings.warn(
                 devices.rank_deficiency_message(m, info), RankDeficiencyWarning, stacklevel=2
@@ -380,8 +389,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             return devices.nystroem_transform(self, X, xp)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         C = self.components_.astype(X.dtype, copy=False)
-        W_T = self.normalization_.T.astype(X.dtype, copy=False)
-        return _kernel_blocks(self.kernel_, X, C, W_T, X.dtype)
+        A = self.normalization_.astype(X.dtype, copy=False)
+        return _kernel_blocks(self.kernel_, X, C, A, X.dtype)
 
     def approximate_kernel(self, X, Y=None):
         r""":math:`\tilde K(X, Y) = z(X) z(Y)^T`, i.e. K_b K̂⁺ K_bᵀ (chapter 9)."""
