@@ -1,6 +1,21 @@
-"""Random Fourier features: RandomFourierFeatures.transform vs sklearn's RBFSampler.transform."""
+"""Random Fourier features: RandomFourierFeatures.transform vs sklearn's RBFSampler.transform.
+
+The float32 row is measured again in fresh processes under two other CPU settings, so that a
+gain on this host's vector width is not taken for a gain on every CPU:
+
+* "AVX2 host": numpy's dispatch, OpenBLAS's kernels and numba's target all held to AVX2 (a
+  host without AVX-512), where this host has AVX-512;
+* "numba generic": ``NUMBA_CPU_NAME=generic``, numba compiling for the baseline x86-64
+  (SSE2), as for caches shared between machines; numpy and OpenBLAS still use the host's
+  width. The compiled cosine is then 4 lanes wide and numpy's is used instead.
+"""
 
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 from sklearn.kernel_approximation import RBFSampler
@@ -10,22 +25,85 @@ from kernelcourse.features import RandomFourierFeatures
 from ._timing import best_times, result
 
 
+def _sizes(smoke):
+    return (500, 10, 64) if smoke else (50_000, 54, 2000)
+
+
+def _times(dtype, smoke):
+    """Best times of our transform and RBFSampler's on the same draws, after checking that
+    they agree."""
+    n, d, D = _sizes(smoke)
+    Xd = np.random.default_rng(0).normal(size=(n, d)).astype(dtype)
+    ours = RandomFourierFeatures(gamma=0.02, n_components=D, random_state=0).fit(Xd)
+    ref = RBFSampler(gamma=0.02, n_components=D, random_state=0).fit(Xd)
+    # Same draws, so the outputs can be compared: the speed must not cost accuracy.
+    err = float(np.abs(ours.transform(Xd[:1000]) - ref.transform(Xd[:1000])).max())
+    if err > 1e-6:
+        raise AssertionError(f"features differ from RBFSampler by {err:.3g} > 1e-6")
+    return best_times(
+        [lambda: ours.transform(Xd), lambda: ref.transform(Xd)],
+        repeat=7 if dtype == np.float32 else 3,
+    )
+
+
+def _wider_than_avx2():
+    """numpy's dispatch targets above AVX2 that this CPU has (AVX-512), empty without them;
+    None where numpy does not say or the CPU lacks AVX2."""
+    try:
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:  # numpy 1.x
+        from numpy.core import _multiarray_umath as umath
+    found = getattr(umath, "__cpu_features__", {})
+    if not found.get("AVX2") or not found.get("FMA3"):
+        return None
+    targets = getattr(umath, "__cpu_dispatch__", [])
+    return [t for t in targets if found.get(t) and (t.startswith("AVX512") or t == "X86_V4")]
+
+
+def _cpu_settings():
+    """The other settings as environment variables; ``None`` for one that cannot differ from
+    the host's here, with the reason."""
+    wider = _wider_than_avx2()
+    if wider is None:
+        avx2 = "not measured: this CPU has no AVX2 (or numpy does not list its features)"
+    elif not wider:
+        avx2 = "not measured: this host is an AVX2 host (the row above)"
+    else:
+        avx2 = {
+            "NPY_DISABLE_CPU_FEATURES": " ".join(wider),
+            "OPENBLAS_CORETYPE": "Haswell",
+            "NUMBA_CPU_NAME": "haswell",
+        }
+    return {"AVX2 host": avx2, "numba generic": {"NUMBA_CPU_NAME": "generic"}}
+
+
+def _times_elsewhere(env, smoke):
+    code = (
+        "import json, numpy as np; from benchmarks.bench_rff import _times; "
+        f"print(json.dumps(_times(np.float32, {smoke!r})))"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def run(smoke=False):
-    n, d, D = (500, 10, 64) if smoke else (50_000, 54, 2000)
-    X = np.random.default_rng(0).normal(size=(n, d))
+    n, d, D = _sizes(smoke)
     rows = []
     for dtype in (np.float64, np.float32):
-        Xd = X.astype(dtype)
-        ours = RandomFourierFeatures(gamma=0.02, n_components=D, random_state=0).fit(Xd)
-        ref = RBFSampler(gamma=0.02, n_components=D, random_state=0).fit(Xd)
-        # Same draws, so the outputs can be compared: the speed must not cost accuracy.
-        err = float(np.abs(ours.transform(Xd[:1000]) - ref.transform(Xd[:1000])).max())
-        if err > 1e-6:
-            raise AssertionError(f"features differ from RBFSampler by {err:.3g} > 1e-6")
-        t_ours, t_ref = best_times(
-            [lambda o=ours, Xd=Xd: o.transform(Xd), lambda r=ref, Xd=Xd: r.transform(Xd)],
-            repeat=7 if dtype == np.float32 else 3,
-        )
         name = f"RFF transform n={n} d={d} D={D} {np.dtype(dtype).name}"
-        rows.append(result(name, t_ours, t_ref, 2.0))
+        rows.append(result(name, *_times(dtype, smoke), 2.0))
+    for setting, env in _cpu_settings().items():
+        name = f"RFF transform float32, {setting}"
+        if isinstance(env, str):
+            rows.append({"name": f"{name}: {env}", "skipped": True})
+            continue
+        rows.append(result(name, *_times_elsewhere(env, smoke), 2.0))
     return rows

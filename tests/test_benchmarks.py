@@ -16,6 +16,9 @@ def test_benchmark_runs_at_smoke_size(mod, monkeypatch):
     rows = mod.run(smoke=True)
     assert rows
     for r in rows:
+        if r.get("skipped"):  # a comparison this machine cannot make, said in its name
+            assert r["name"]
+            continue
         assert r["ours_s"] > 0 and r["reference_s"] > 0 and r["target"] > 0
 
 
