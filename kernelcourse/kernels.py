@@ -25,7 +25,6 @@ kernel                    feature map                            dimension of :m
 
 from __future__ import annotations
 
-import itertools
 import math
 import numbers
 
@@ -173,23 +172,41 @@ class Kernel:
                 f"second {other.domain}, so no input fits both."
             )
 
-    def __add__(self, other):
+    # numpy would broadcast an array operand and call __radd__ once per entry (an array of
+    # kernels); with this, its operators defer to the kernel's, which refuse arrays by name
+    __array_ufunc__ = None
+
+    def _check_operand(self, other, op):
+        """``other`` as a kernel or a real number for ``self op other``, else a TypeError."""
+        if isinstance(other, np.ndarray) and other.ndim == 0 and other.dtype.kind in "iuf":
+            other = other.item()  # a 0-d array is a number
         if isinstance(other, Kernel):
-            self._check_domain(other, "+")
+            self._check_domain(other, op)
+        elif not _is_scalar(other):
+            what = (
+                f"an array of shape {other.shape}"
+                if isinstance(other, np.ndarray)
+                else f"an object of type {type(other).__name__}"
+            )
+            raise TypeError(
+                f"cannot form {self!r} {op} {what}: the other operand must be a kernel or a "
+                "real number (a constant kernel or a scale c)."
+            )
+        return other
+
+    def __add__(self, other):
+        other = self._check_operand(other, "+")
+        if isinstance(other, Kernel):
             return Sum(self, other)
-        if _is_scalar(other):
-            return Sum(self, Constant(other))
-        return NotImplemented
+        return Sum(self, Constant(other))
 
     __radd__ = __add__
 
     def __mul__(self, other):
+        other = self._check_operand(other, "*")
         if isinstance(other, Kernel):
-            self._check_domain(other, "*")
             return Product(self, other)
-        if _is_scalar(other):
-            return Scaled(other, self)
-        return NotImplemented
+        return Scaled(other, self)
 
     __rmul__ = __mul__
 
@@ -721,15 +738,45 @@ class Polynomial(Kernel):
             f"the feature map of {self!r} on {X.shape[1]} features (D = {D:.3g} columns)",
             "lower the degree, or use the Gram matrix k(X) instead of explicit features",
         )
-        out = np.empty((len(X), D), dtype=X.dtype)
-        for j, idx in enumerate(itertools.combinations_with_replacement(range(Z.shape[1]), p)):
-            # multinomial coefficient p! / prod(count!) of this monomial
-            counts = np.bincount(idx)
-            coef = math.factorial(p)
-            for c in counts:
-                coef //= math.factorial(int(c))
-            out[:, j] = math.sqrt(coef) * np.prod(Z[:, idx], axis=1)
-        return out
+        return _scaled_monomials(Z, p, D)
+
+
+def _scaled_monomials(Z, p, D):
+    r"""The D monomials :math:`\sqrt{p! / \prod_k c_k!}\, \prod_k z_k^{c_k}` of degree p in
+    the columns of Z, one per multiset of p column indices, in the order of
+    ``itertools.combinations_with_replacement(range(m), p)``.
+
+    Built degree by degree, a block of columns at a time rather than one column per Python
+    step (D reaches 1.7e8 for p = 3 on 1000 features): in that order, the monomials of degree
+    k that extend one of degree k − 1 with last index l are its product with z_l, …, z_m, a
+    contiguous block. The products are formed left to right, as ``np.prod`` of the indexed
+    columns would; the multinomial coefficient of an extension by j is the prefix's times
+    k / (multiplicity of j after it), exact in Python integers.
+    """
+    n, m = Z.shape
+    # degree 1: the columns themselves; per monomial its last index, that index's
+    # multiplicity and the multinomial coefficient
+    prev, last, mult, coef = Z, list(range(m)), [1] * m, [1] * m
+    for k in range(2, p + 1):
+        final = k == p
+        out = np.empty((n, D if final else sum(m - l for l in last)), dtype=Z.dtype)
+        new_last, new_mult, new_coef = [], [], []
+        pos = 0
+        for c, l in enumerate(last):
+            width = m - l
+            block = out[:, pos : pos + width]
+            np.multiply(prev[:, c : c + 1], Z[:, l:], out=block)
+            repeat, fresh = coef[c] * k // (mult[c] + 1), coef[c] * k  # z_l again, or j > l
+            if final:
+                block[:, 0] *= math.sqrt(repeat)
+                block[:, 1:] *= math.sqrt(fresh)
+            else:
+                new_last.extend(range(l, m))
+                new_mult += [mult[c] + 1] + [1] * (width - 1)
+                new_coef += [repeat] + [fresh] * (width - 1)
+            pos += width
+        prev, last, mult, coef = out, new_last, new_mult, new_coef
+    return prev
 
 
 class Linear(Kernel):
