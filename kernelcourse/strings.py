@@ -31,7 +31,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import sparse
 
-from ._validation import check_count
+from ._validation import check_count, check_memory
 from .kernels import Exponential, Kernel, Product, Scaled, Sum, _is_scalar
 
 __all__ = [
@@ -145,8 +145,7 @@ class StringKernel(Kernel):
 
     # construction rules: the same algebra, applied to string inputs
     def __add__(self, other):
-        if isinstance(other, Kernel):
-            self._check_domain(other, "+")
+        other = self._check_operand(other, "+")
         if isinstance(other, StringKernel):
             return StringSum(self, other)
         if _is_scalar(other):
@@ -156,8 +155,7 @@ class StringKernel(Kernel):
     __radd__ = __add__
 
     def __mul__(self, other):
-        if isinstance(other, Kernel):
-            self._check_domain(other, "*")
+        other = self._check_operand(other, "*")
         if isinstance(other, StringKernel):
             return StringProduct(self, other)
         if _is_scalar(other):
@@ -268,10 +266,20 @@ class SpectrumKernel(StringKernel):
         return np.asarray(F.multiply(F).sum(axis=1)).ravel()
 
     def kmers(self, indices):
-        r"""The k-mer strings of feature indices (inverse of the base-:math:`|\mathcal A|` code)."""
+        r"""The k-mer strings of feature indices (inverse of the base-:math:`|\mathcal A|` code).
+
+        Raises
+        ------
+        TypeError
+            If an index is not an integer (1.5 is not read as 1).
+        ValueError
+            If an index is outside 0..feature_dim() − 1.
+        """
         A = len(self.alphabet)
         out = []
         for idx in np.atleast_1d(indices):
+            if isinstance(idx, (bool, np.bool_)) or not isinstance(idx, numbers.Integral):
+                raise TypeError(f"indices must be integers, got {idx!r}.")
             idx = int(idx)
             if not 0 <= idx < self.feature_dim():
                 raise ValueError(f"index {idx} is outside 0..{self.feature_dim() - 1}.")
@@ -532,6 +540,14 @@ def planted_motif_sequences(
     sequences : list of str, length 2 · n_per_class
     labels : ndarray of int in {0, 1}
 
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is of the wrong type or out of range (the error names it, including
+        a ``random_state`` that ``numpy.random.default_rng`` refuses).
+    MemoryError
+        If the 2 · n_per_class sequences would not fit in the machine's memory.
+
     Examples
     --------
     >>> from kernelcourse.strings import planted_motif_sequences
@@ -550,7 +566,16 @@ def planted_motif_sequences(
         raise ValueError(f"mutation_rate must be a probability in [0, 1], got {mutation_rate!r}.")
     if isinstance(motifs, str) or not all(isinstance(m, str) for m in motifs):
         raise TypeError(f"motifs must be a pair of strings, got {motifs!r}.")
-    rng = np.random.default_rng(random_state)
+    # a Python str of `length` letters and its share of the lists: about length + 100 bytes
+    check_memory(
+        2 * n_per_class * (length + 100),
+        f"planted_motif_sequences with n_per_class={n_per_class} sequences of length={length}",
+        "lower n_per_class or length",
+    )
+    try:
+        rng = np.random.default_rng(random_state)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"random_state: {err}") from None
     alphabet = _check_alphabet(alphabet)
     if len(motifs) != 2:
         raise ValueError(f"motifs must hold two strings (one per family), got {len(motifs)}.")

@@ -842,3 +842,32 @@ def test_cubic_feature_map_of_many_features_is_built_a_block_at_a_time():
         for c in np.bincount(idx):
             coef //= math.factorial(int(c))
         np.testing.assert_array_equal(F[:, j], math.sqrt(coef) * np.prod(Z[:, idx], axis=1))
+
+
+@pytest.mark.parametrize(
+    "random_state, error", [(-1, ValueError), ("a", TypeError), (1.5, TypeError)]
+)
+def test_planted_motif_sequences_names_random_state(random_state, error):
+    # numpy's "expected non-negative integer" and SeedSequence messages named nothing
+    from kernelcourse.strings import planted_motif_sequences
+
+    with pytest.raises(error, match="^random_state: "):
+        planted_motif_sequences(3, random_state=random_state)
+
+
+def test_planted_motif_sequences_too_many_for_memory_says_so():
+    # n_per_class=10**12 built sequences until memory ran out
+    from kernelcourse.strings import planted_motif_sequences
+
+    with pytest.raises(MemoryError, match="n_per_class=1000000000000 .*lower n_per_class"):
+        planted_motif_sequences(10**12, random_state=0)
+
+
+def test_kmers_refuses_indices_that_are_not_integers():
+    # kmers(1.5) gave the k-mer of index 1
+    k = SpectrumKernel(k=2)
+    with pytest.raises(TypeError, match="indices must be integers, got np.float64\\(1.5\\)"):
+        k.kmers(1.5)
+    assert k.kmers(np.array([1, 15], dtype=np.int32)) == ["AC", "TT"]
+    with pytest.raises(TypeError, match=r"SpectrumKernel\(k=2.*\) \+ an array of shape \(2,\)"):
+        k + np.ones(2)
