@@ -4,7 +4,8 @@ The library
     ``kernels``
         Kernel functions as small objects with their algebra; Gram matrices, PSD checks.
     ``strings``
-        Kernels on sequences (spectrum and its relatives).
+        Kernels on sequences (spectrum and its relatives), and the planted-motif sequences of
+        the string chapter (``planted_motif_sequences``).
     ``rkhs``
         Functions of a reproducing kernel Hilbert space; Mercer expansions.
     ``spectral``
@@ -28,7 +29,9 @@ The library
     ``bounds``
         Concentration and generalization bounds used to choose D and λ.
     ``datasets``
-        Synthetic generators and loaders for Adult, Covertype and MNIST.
+        Loaders for Adult, Covertype and MNIST (local folder, cache, or a checked download)
+        and for the stored benchmark records; no synthetic data (those are generated where
+        they are used, e.g. ``strings.planted_motif_sequences``).
 
 The course
     ``homework``
