@@ -15,6 +15,7 @@ __all__ = [
     "check_nonnegative",
     "check_same_features",
     "finite_gram",
+    "all_finite",
     "as_float_vector",
     "check_count",
     "check_fit_input",
@@ -94,6 +95,15 @@ def check_same_features(X, Y, x_name="X", y_name="Y"):
             f"{y_name} has {Y.shape[1]} features but {x_name} has {X.shape[1]}; "
             "both must describe points of the same space."
         )
+
+
+def all_finite(A):
+    """Whether every entry of the float array A is finite. One float64 sum, cheaper than a
+    boolean mask, is finite unless some entry is NaN or infinite (or the sum overflows); only
+    then is the mask formed to tell which."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = A.sum(dtype=np.float64)
+    return bool(np.isfinite(total)) or bool(np.isfinite(A).all())
 
 
 def finite_gram(kernel, X, Y=None, *, name="X", block=1024):

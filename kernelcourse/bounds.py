@@ -72,6 +72,9 @@ def _check_probability(delta, name="delta"):
     return delta
 
 
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
 def _check_count(D, name="D", integer=False):
     if isinstance(D, bool) or not isinstance(D, numbers.Real) or not 1 <= D < math.inf:
         what = "an integer" if integer else "a finite number"
@@ -81,9 +84,6 @@ def _check_count(D, name="D", integer=False):
     if D > _FLOAT_MAX:  # an integer such as 10**400: float(D) would raise OverflowError
         raise ValueError(f"{name} must be a finite number, got one beyond the float range.")
     return float(D)
-
-
-_FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
 # Hoeffding's exponent 2Da²/(M − m)² as D a² / c: the random-phase terms

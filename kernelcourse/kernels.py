@@ -33,6 +33,7 @@ from numba import njit
 from scipy.spatial.distance import cdist, pdist, squareform
 
 from ._validation import (
+    all_finite,
     as_float_matrix,
     check_count,
     check_memory,
@@ -99,12 +100,10 @@ class Kernel:
         return self._checked_gram(X, Y)
 
     def _checked_gram(self, X, Y, x_name="X", y_name="Y"):
-        # Finite inputs give a non-finite entry only through overflow; one sum over the block
-        # (cheaper than a boolean mask) tells whether any entry is NaN or infinite.
+        # Finite inputs give a non-finite entry only through overflow.
         with np.errstate(over="ignore", invalid="ignore"):
             K = self._gram(X, Y)
-            total = K.sum(dtype=np.float64)
-        if not np.isfinite(total) and not np.isfinite(K).all():
+        if not all_finite(K):
             raise _overflow_error(self, "Gram matrix", X, Y, x_name, y_name)
         return K
 

@@ -145,22 +145,18 @@ class StringKernel(Kernel):
 
     # construction rules: the same algebra, applied to string inputs
     def __add__(self, other):
-        other = self._check_operand(other, "+")
+        other = self._check_operand(other, "+")  # a string kernel or a number
         if isinstance(other, StringKernel):
             return StringSum(self, other)
-        if _is_scalar(other):
-            return StringSum(self, _StringConstant(other))
-        return NotImplemented
+        return StringSum(self, _StringConstant(other))
 
     __radd__ = __add__
 
     def __mul__(self, other):
-        other = self._check_operand(other, "*")
+        other = self._check_operand(other, "*")  # a string kernel or a number
         if isinstance(other, StringKernel):
             return StringProduct(self, other)
-        if _is_scalar(other):
-            return StringScaled(other, self)
-        return NotImplemented
+        return StringScaled(other, self)
 
     __rmul__ = __mul__
 

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._threads import single_blas_thread
 from .._validation import (
+    all_finite,
     as_float_matrix,
     as_float_vector,
     check_count,
@@ -307,10 +308,7 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return Psi
 
     def _check_finite(self, P, X, what):
-        # One sum (cheaper than a mask) tells whether any entry can be NaN or infinite.
-        with np.errstate(over="ignore", invalid="ignore"):
-            total = P.sum(dtype=np.float64)
-        if np.isfinite(total) or np.isfinite(P).all():
+        if all_finite(P):
             return
         fix = "rescale X (e.g. StandardScaler)"
         if self.basis == "cosine":
