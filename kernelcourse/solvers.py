@@ -189,7 +189,7 @@ def block_cg(
     best_X = xp.zeros_like(B) if inplace else X
     best_res = res
     tmp = xp.empty_like(B) if inplace else None
-    frozen = xp.zeros(res.shape, dtype=xp.bool)
+    frozen = xp.zeros_like(res, dtype=xp.bool)  # on B's device
     history = [float(xp.max(res))]
     norm_H = 0.0
     roundoff = 10 * eps * math.sqrt(B.shape[0])

@@ -33,6 +33,8 @@ needs_cuda = [
 # (name, device) of every namespace tested here; torch on the CPU and CUDA when available
 NAMESPACES = [
     pytest.param("array_api_strict", None, id="strict"),
+    # a second device of array-api-strict: mixing it with the default device raises, as CUDA does
+    pytest.param("array_api_strict", "device1", id="strict-device1"),
     pytest.param("torch", "cpu", id="torch-cpu", marks=needs_torch),
     pytest.param("torch", "cuda", id="torch-cuda", marks=needs_cuda),
 ]
@@ -52,7 +54,7 @@ def convert(a, name, device):
         import torch
 
         return torch.asarray(a, device=device)
-    return xs.asarray(a)
+    return xs.asarray(a) if device is None else xs.asarray(a, device=xs.Device(device))
 
 
 def data(n=240, d=5, seed=0):
