@@ -16,12 +16,16 @@ library:
   and :func:`exp_nonpositive` — the RBF block's clip-and-exponentiate pass in place;
 * :func:`free_memory` and :func:`block_rows` — the device's free memory and the block size that
   fits in it;
-* :func:`max_float` — float64 where the device supports it (not on Apple's MPS), else float32;
+* :func:`max_float` — float64 where the device supports it (not on Apple's MPS), else float32,
+  and :func:`requested_float` — a user's ``dtype`` on the device, with a warning where float64
+  is asked of a device that has none;
 * :func:`to_numpy`, :func:`from_numpy` — moving the small host-side results (random draws,
   centre indices) to and from the device.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import array_api_compat
 import numpy as np
@@ -32,6 +36,7 @@ __all__ = [
     "device_of",
     "max_float",
     "float_dtype",
+    "requested_float",
     "to_numpy",
     "from_numpy",
     "move",
@@ -125,6 +130,25 @@ def max_float(xp, device):
 def float_dtype(xp, name):
     """The namespace's dtype called ``name`` ("float32" or "float64")."""
     return getattr(xp, np.dtype(name).name)
+
+
+def requested_float(xp, device, dtype, *, stacklevel=3):
+    """The namespace's float dtype for an estimator's ``dtype`` parameter on ``device``.
+
+    float64 asked of a device without it (Apple's MPS) gives float32 and a UserWarning that
+    says so: the library's own error would come later, from deep inside the fit.
+    """
+    want = float_dtype(xp, dtype)
+    if want == xp.float64 and max_float(xp, device) == xp.float32:
+        warnings.warn(
+            f"dtype=float64 was asked for, but the device {device} has no float64: the "
+            "computation runs in float32 (about 7 significant digits instead of 16). Pass "
+            "dtype=numpy.float32 to choose this explicitly.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+        return xp.float32
+    return want
 
 
 def to_numpy(a):

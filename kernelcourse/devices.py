@@ -160,10 +160,6 @@ def gram_block(kernel, X, Y=None, *, xp=None):
     raise TypeError(f"kernel must be a kernelcourse.kernels.Kernel, got {type(kernel).__name__}.")
 
 
-def _xp_float(xp, name_or_dtype):
-    return aa.float_dtype(xp, np.dtype(name_or_dtype).name)
-
-
 # -- random Fourier features -----------------------------------------------------------------------
 def fourier_transform(est, X, xp):
     r""":meth:`RandomFourierFeatures.transform` on X of any array library:
@@ -172,7 +168,7 @@ def fourier_transform(est, X, xp):
     if est.dtype is None:
         dtype = X.dtype if X.dtype == xp.float32 else xp.float64
     else:
-        dtype = _xp_float(xp, est.dtype)
+        dtype = aa.requested_float(xp, device, est.dtype, stacklevel=4)
     X = xp.astype(X, dtype)
     W = xp.astype(est.omega_, dtype).T
     D = est.n_components
@@ -462,9 +458,7 @@ def nystroem_krr_fit(
     """
     device = aa.device_of(X)
     pdtype = aa.max_float(xp, device)
-    dtype = _xp_float(xp, dtype)
-    if dtype == xp.float64 and pdtype == xp.float32:
-        dtype = xp.float32  # the device has no float64
+    dtype = aa.requested_float(xp, device, dtype, stacklevel=4)
     X = xp.astype(X, dtype)
     n = X.shape[0]
     M = len(center_indices)

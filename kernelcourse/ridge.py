@@ -752,7 +752,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
                     "sample_weight is not supported for array-API input; pass numpy arrays "
                     "to fit with weights."
                 )
-            dtype = getattr(xp, np.dtype(self.dtype).name)
+            dtype = _array_api.requested_float(xp, _array_api.device_of(X), self.dtype)
             X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
             self.kernel_ = self._resolve(X.shape[1])
             y = xp.astype(_array_api.move(y, xp, _array_api.device_of(X)), dtype)

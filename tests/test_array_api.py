@@ -350,6 +350,47 @@ def test_max_float_and_move():
     assert aa.move(a, xs, dev) is a
 
 
+class _NoFloat64Info:
+    """The inspection object of a library whose device has no float64 (Apple's MPS)."""
+
+    def dtypes(self, *, device=None, kind=None):
+        return {"float32": xs.float32}
+
+
+def test_max_float_on_a_device_without_float64(monkeypatch):
+    monkeypatch.setattr(xs, "__array_namespace_info__", _NoFloat64Info)
+    dev = xs.Device("CPU_DEVICE")
+    assert aa.max_float(xs, dev) == xs.float32
+    with pytest.warns(UserWarning, match=r"dtype=float64 was asked for, but the device"):
+        assert aa.requested_float(xs, dev, np.float64) == xs.float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert aa.requested_float(xs, dev, "float32") == xs.float32
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: NystroemKRR(n_components=20, tol=1e-5, random_state=0, dtype=np.float64),
+        lambda: KernelRidge(kernel="rbf", gamma=0.5, lam=1e-2, dtype=np.float64),
+        lambda: RandomFourierFeatures(n_components=30, random_state=0, dtype=np.float64),
+    ],
+    ids=["nystroem-krr", "kernel-ridge", "rff"],
+)
+def test_float64_on_a_device_without_it_warns_and_runs_in_float32(dispatch, monkeypatch, make):
+    # the device path asks max_float what the device holds; here it answers float32 alone
+    monkeypatch.setattr(aa, "max_float", lambda xp, device: xp.float32)
+    X, y, _ = data(n=80)
+    X32, y32 = xs.asarray(X, dtype=xs.float32), xs.asarray(y, dtype=xs.float32)
+    model = make()
+    with pytest.warns(UserWarning, match=r"dtype=float64 was asked for.*runs in float32"):
+        if hasattr(model, "transform"):
+            out = model.fit_transform(X32)
+        else:
+            out = model.fit(X32, y32).predict(X32)
+    assert out.dtype == xs.float32
+
+
 @needs_torch
 def test_falkon_callback_and_history_on_torch(dispatch):
     import torch
