@@ -485,6 +485,45 @@ def run(smoke=False):
     return _rows(full_run(do_select=True)["runs"])
 
 
+def readme_table(record):
+    """The README's table of the GPU record: each run's setting, accuracy, fit and predict
+    time and peak GPU memory, the device-against-CPU ratios, and where it was measured."""
+    m = record["machine"]
+    st = record["settings"]
+    lines = [
+        f"Measured {record['date']} on one {m['gpu']} ({m['gpu_memory_gb']:.0f} GiB; driver "
+        f"{m['driver']}, CUDA {m['cuda']}, PyTorch {m['torch']}), float32 on the GPU; the CPU "
+        f"side of the ratios is the same machine's {m['cpu']} ({m['cores']} cores).",
+        "",
+        "| run | task | setting | test accuracy | fit | predict | peak GPU memory |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in record["runs"]:
+        if r["method"] == "nystroem_falkon":
+            name = "NystroemKRRClassifier (FALKON)"
+            setting = (
+                f"M = {st['n_components']:,}, γ = {st['gamma']:g}"
+                + (" × per-feature factors" if st["bandwidths"] == "binning" else "")
+                + f", λ = {st['lam']:g}, {st['max_iter']} CG iterations"
+            )
+        else:
+            name = "RandomFourierFeatures + ridge"
+            setting = f"D = {r['n_components']:,}, γ = {r['gamma']:g}, λ = {r['lam']:g}"
+        task = "7 classes" if r["task"] == "multiclass" else "class 2 vs rest"
+        lines.append(
+            f"| {name} | {task} | {setting} | {100 * r['accuracy']:.2f} % | {r['fit_s']:.1f} s "
+            f"| {r['predict_s']:.2f} s | {r['peak_device_bytes'] / 2**30:.1f} GiB |"
+        )
+    if record.get("device_vs_cpu"):
+        lines += ["", "| on the GPU against numpy on the CPU | CPU | GPU | CPU time / GPU time |",
+                  "|---|---|---|---|"]  # fmt: skip
+        for c in record["device_vs_cpu"]:
+            lines.append(
+                f"| {c['case']} | {c['cpu_s']:.3f} s | {c['gpu_s']:.4f} s | {c['speedup']:.1f}× |"
+            )
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true")
@@ -498,7 +537,13 @@ def main(argv=None):
                         default=FULL["bandwidths"])  # fmt: skip
     parser.add_argument("--max-iter", type=int, default=FULL["max_iter"])
     parser.add_argument("--parts", default="falkon,rff,ratios")
+    parser.add_argument(
+        "--table", action="store_true", help="print the README's table of the stored record"
+    )
     args = parser.parse_args(argv)
+    if args.table:
+        print(readme_table(json.loads(RESULTS.read_text())))
+        return
     if args.smoke:
         rows = smoke_run()
     else:
