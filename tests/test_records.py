@@ -144,6 +144,32 @@ def test_gpu_table_from_a_record():
     assert records.machine_line(record).startswith("measured 2026-01-01 00:00 UTC on Some GPU")
 
 
+def test_gpu_frontier_table_sets_the_gpu_runs_beside_the_cpu_frontier():
+    cpu = load_benchmark("scale_covertype")
+    gpu = {
+        "machine": {"gpu": "Some GPU"},
+        "runs": [
+            {"method": "nystroem_falkon", "task": "binary", "accuracy": 0.95, "fit_s": 20.0},
+            {"method": "nystroem_falkon", "task": "multiclass", "accuracy": 0.9, "fit_s": 25.0},
+        ],
+    }
+    for task in records.FOREST_TASKS:
+        front = records.cpu_frontier(cpu, task)
+        runs = list(records.forest_runs(cpu, task).values())
+        # no run of the record is both faster and more accurate than a run on the frontier
+        for r in front:
+            assert not any(o["fit_s"] < r["fit_s"] and o["accuracy"] > r["accuracy"] for o in runs)
+        # and every run off it is beaten in both by one on it
+        for o in runs:
+            if o not in front:
+                assert any(
+                    r["fit_s"] <= o["fit_s"] and r["accuracy"] >= o["accuracy"] for r in front
+                )
+        table = records.gpu_frontier_table(gpu, cpu, task)
+        assert [row[1] for row in table.cells] == ["Some GPU"] + ["2 CPU cores"] * len(front)
+        assert table.cells[0][0] == "Nyström-FALKON"
+
+
 def test_svm_speed_table_from_the_record():
     record = load_benchmark("svm_covertype")
     table = records.svm_speed_table(record)

@@ -28,6 +28,8 @@ __all__ = [
     "lecture004_svm_table",
     "lecture004_pca_table",
     "gpu_table",
+    "gpu_frontier_table",
+    "cpu_frontier",
     "svm_speed_table",
     "machine_line",
 ]
@@ -426,7 +428,10 @@ def gpu_table(record):
     for r in record["runs"]:
         if r["method"] == "nystroem_falkon":
             M = settings.get("n_components", settings.get("n_centers"))
-            setting = f"M = {M:,}, γ = {settings['gamma']:g}"
+            per_feature = settings.get("bandwidths") == "binning"
+            setting = f"M = {M:,}, γ = {settings['gamma']:g}" + (
+                " scaled per feature" if per_feature else ""
+            )
         else:
             setting = f"D = {r['n_components']:,}, γ = {r['gamma']:g}"
         rows.append(
@@ -444,6 +449,40 @@ def gpu_table(record):
         rows,
         ["method", "task", "setting", "accuracy", "fit", "predict", "GPU memory"],
         title=f"Full Covertype on {record['machine'].get('gpu', 'a GPU')}",
+    )
+
+
+def cpu_frontier(record, task="binary"):
+    """The CPU record's runs of ``task`` that no other run beats in both fit time and
+    accuracy, fastest first."""
+    front, best = [], -1.0
+    for r in sorted(forest_runs(record, task).values(), key=lambda r: r["fit_s"]):
+        if r["accuracy"] > best:
+            front.append(r)
+            best = r["accuracy"]
+    return front
+
+
+def gpu_frontier_table(gpu, cpu, task="binary"):
+    """The GPU record's runs of ``task`` beside the accuracy–time frontier of the CPU record
+    (:func:`cpu_frontier`): method, hardware, accuracy and fit time."""
+    where_gpu = gpu["machine"].get("gpu", "GPU")
+    where_cpu = f"{cpu['machine']['cores']} CPU cores"
+    rows = [
+        [FOREST_LABELS.get(r["method"], r["method"]), where_gpu, pct(r["accuracy"]),
+         seconds(r["fit_s"])]
+        for r in gpu["runs"]
+        if r["task"] == task
+    ] + [
+        [FOREST_LABELS.get(r["method"], r["method"]), where_cpu, pct(r["accuracy"]),
+         seconds(r["fit_s"])]
+        for r in cpu_frontier(cpu, task)
+    ]  # fmt: skip
+    return Table(
+        rows,
+        ["method", "hardware", "accuracy", "fit"],
+        title=f"Full Covertype, {FOREST_TASKS[task]}: the GPU runs and the CPU record's "
+        "accuracy–time frontier",
     )
 
 
