@@ -704,11 +704,13 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
     """Per-sample weights s_i · w_{y_i} (sample and class weights, both scaling C), checked
     so that every class keeps a positive total weight, as LIBSVM requires. Sets
     ``class_weight_``; "balanced" counts the samples as LIBSVM does, or weighs them by
-    s_i as LIBLINEAR does (``liblinear=True``)."""
+    s_i as LIBLINEAR does (``liblinear=True``, which also returns the checked s_i alone, for
+    one-vs-rest problems that weigh only their positive class)."""
     try:
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        s_i = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     except ValueError as err:
         raise ValueError(f"sample_weight: {err}") from err
+    sw = s_i
     classes = est.classes_
     if isinstance(est.class_weight, dict):
         unknown = set(est.class_weight) - set(classes.tolist())
@@ -733,7 +735,7 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
             f"sample_weight and class_weight leave class(es) [{empty}] with zero total weight; "
             "every class needs a sample with positive weight (drop the class instead)."
         )
-    return sw
+    return (sw, s_i) if liblinear else sw
 
 
 # -- KernelSVC ------------------------------------------------------------------------------------
@@ -1231,14 +1233,12 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"y has only one class ({_label(self.classes_[0])}); an SVM needs at least two."
             )
-        sw = _box_weights(self, sample_weight, X, y_enc, liblinear=True)
+        sw, s_only = _box_weights(self, sample_weight, X, y_enc, liblinear=True)
         bias = float(self.intercept_scaling) if self.fit_intercept else None
         _check_primal_scale(X, self.C * sw, bias)
         k = len(self.classes_)
-        if k > 2:
-            # LIBLINEAR's one-vs-rest weighs only the positive class of each problem: the
-            # rest keep C (times their sample weights)
-            s_only = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        # with k > 2, LIBLINEAR's one-vs-rest weighs only the positive class of each problem:
+        # the rest keep C times their sample weights s_only
         if self.fit_intercept and self.loss == "hinge":
             # the compiled coordinate descent reads rows of [z_i; c]; Newton's method below
             # handles the constant column implicitly, so a large Z is never copied
