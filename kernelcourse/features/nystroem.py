@@ -65,15 +65,18 @@ def _kernel_blocks(kernel, X, C, A, dtype):
     n, (r, m) = len(X), A.shape
     rows = max(64, _BLOCK_BYTES // (np.dtype(dtype).itemsize * max(m, 1)))
     out = np.empty((n, r), dtype=dtype)
+    # the part of the kernel that depends on the landmarks alone is computed once
+    kernel_rows = kernel._against(C)
     if r < m:
         W_T = np.ascontiguousarray(A.T)
 
         def work(start, stop):
-            np.matmul(kernel(X[start:stop], C), W_T, out=out[start:stop])
+            block = np.empty((stop - start, m), dtype=dtype)
+            kernel_rows(X[start:stop], block)
+            np.matmul(block, W_T, out=out[start:stop])
 
         for_each_row_block(n, rows, work)
         return out
-    kernel_rows = kernel._against(C)
     for_each_row_block(n, rows, lambda start, stop: kernel_rows(X[start:stop], out[start:stop]))
     trmm = get_blas_funcs("trmm", dtype=dtype)
     # featuresᵀ = A K_bᵀ, where K_bᵀ is the output itself read in column order
