@@ -465,24 +465,24 @@ def cpu_frontier(record, task="binary"):
 
 def gpu_frontier_table(gpu, cpu, task="binary"):
     """The GPU record's runs of ``task`` beside the accuracy–time frontier of the CPU record
-    (:func:`cpu_frontier`): method, hardware, accuracy and fit time."""
-    where_gpu = gpu["machine"].get("gpu", "GPU")
-    where_cpu = f"{cpu['machine']['cores']} CPU cores"
+    (:func:`cpu_frontier`): method, where it ran (GPU or CPU, named in the title), accuracy
+    and fit time."""
     rows = [
-        [FOREST_LABELS.get(r["method"], r["method"]), where_gpu, pct(r["accuracy"]),
+        [FOREST_LABELS.get(r["method"], r["method"]), "GPU", pct(r["accuracy"]),
          seconds(r["fit_s"])]
         for r in gpu["runs"]
         if r["task"] == task
     ] + [
-        [FOREST_LABELS.get(r["method"], r["method"]), where_cpu, pct(r["accuracy"]),
+        [FOREST_LABELS.get(r["method"], r["method"]), "CPU", pct(r["accuracy"]),
          seconds(r["fit_s"])]
         for r in cpu_frontier(cpu, task)
     ]  # fmt: skip
     return Table(
         rows,
-        ["method", "hardware", "accuracy", "fit"],
-        title=f"Full Covertype, {FOREST_TASKS[task]}: the GPU runs and the CPU record's "
-        "accuracy–time frontier",
+        ["method", "on", "accuracy", "fit"],
+        title=f"Full Covertype, {FOREST_TASKS[task]}. GPU: one "
+        f"{gpu['machine'].get('gpu', 'GPU')}; CPU: the CPU record's accuracy–time frontier, "
+        f"{cpu['machine']['cores']} cores",
     )
 
 
