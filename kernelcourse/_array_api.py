@@ -43,6 +43,7 @@ __all__ = [
     "free_memory",
     "block_rows",
     "add_to_diagonal",
+    "matmul_into",
     "exp_nonpositive",
     "solve_triangular",
     "synchronize",
@@ -268,6 +269,41 @@ def add_to_diagonal(A, value, xp):
         return A
     n = A.shape[0]
     return A + value * xp.eye(n, dtype=A.dtype, device=device_of(A))
+
+
+def matmul_into(A, B, out, xp):
+    """``A @ B`` written into ``out`` where the library allows it (PyTorch, CuPy, numpy), so
+    that an M × M product reuses the memory of a matrix the caller is done with; a new array
+    otherwise, and also when ``out`` does not fit: another shape or dtype, read-only, or
+    sharing memory with A or B."""
+    fits = (
+        getattr(out, "shape", None) == (A.shape[0], B.shape[1])
+        and out.dtype == A.dtype == B.dtype
+        and not any(_may_share(out, M) for M in (A, B))
+    )
+    if fits and array_api_compat.is_torch_namespace(xp):
+        import torch
+
+        return torch.matmul(A, B, out=out)
+    if fits and (array_api_compat.is_cupy_namespace(xp) or array_api_compat.is_numpy_namespace(xp)):
+        if getattr(out, "flags", None) is not None and not out.flags.writeable:
+            return A @ B
+        return xp.matmul(A, B, out=out)
+    return A @ B
+
+
+def _may_share(a, b):
+    """Whether arrays a and b may overlap in memory (a cheap test of their bounds)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.may_share_memory(a, b)
+    if array_api_compat.is_torch_array(a) and array_api_compat.is_torch_array(b):
+        base_a, base_b = a.untyped_storage(), b.untyped_storage()
+        return base_a.data_ptr() == base_b.data_ptr()
+    if array_api_compat.is_cupy_array(a) and array_api_compat.is_cupy_array(b):
+        import cupy
+
+        return cupy.may_share_memory(a, b)
+    return True
 
 
 def _cholesky_lower(A, xp):

@@ -386,8 +386,10 @@ def kernel_ridge_predict(kernel, X, X_fit, alpha, xp):
 
 # -- FALKON ----------------------------------------------------------------------------------------
 def _falkon_memory(M, itemsize, pitem):
-    """Bytes the preconditioner holds at its peak: K_MM in the block dtype, then T, TTᵀ and
-    A in the preconditioner dtype."""
+    """Bytes set aside for the preconditioner: at its peak it holds three M × M matrices in
+    its dtype (K_MM, which T Tᵀ then overwrites, T and A), and one more of the blocks' dtype
+    is left for what the allocator still caches of the blocks that formed the right-hand
+    side before it."""
     return M * M * (itemsize + 3 * pitem)
 
 

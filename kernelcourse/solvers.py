@@ -505,7 +505,11 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     max_tries = check_count(max_tries, "max_tries")
     M = A.shape[0]
     eps = float(xp.finfo(A.dtype).eps) if eps is None else check_positive(eps, "eps")
-    if not bool(xp.all(xp.isfinite(A))):
+    # the sum is finite when every entry is (unless it overflows): the elementwise test, an
+    # M × M temporary (2.5 GB at M = 50 000), runs only when the sum is not
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(xp.sum(A))
+    if not math.isfinite(total) and not bool(xp.all(xp.isfinite(A))):
         raise NotPositiveDefiniteError(f"{name} holds NaN or infinity.")
     # relative to A's own scale: an absolute floor of 1 would swamp a PSD matrix of 1e-150
     # (a matrix with no positive diagonal entry is not PSD; 1 then sets the scale)
@@ -589,12 +593,14 @@ class FalkonPreconditioner:
         if kind == "falkon":
             own = float(self.xp.finfo(KMM.dtype).eps)
             self.T, self.shift = cholesky_jitter(KMM, xp=self.xp, name="K_MM", eps=eps)
-            del KMM
             # T's jitter is sized to the blocks' precision; the regulariser keeps only the
             # jitter of K_MM's own precision (the same multiple of its ε), which a float64
             # K_MM needs to be positive definite but which is far below any λ
             self._excess = self.shift * (1.0 - own / (own if eps is None else float(eps)))
-            TTt = self.T @ self.T.T
+            # T Tᵀ overwrites K_MM, which the caller's frame keeps alive until this returns:
+            # the peak is three M × M matrices (K_MM, T, A), not four
+            TTt = aa.matmul_into(self.T, self.T.T, KMM, self.xp)
+            del KMM
             TTt /= self.M
             TTt = aa.add_to_diagonal(TTt, lam, self.xp)
             self.A, _ = cholesky_jitter(TTt, xp=self.xp, name="T Tᵀ/M + λI")

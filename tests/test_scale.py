@@ -94,6 +94,41 @@ def test_all_centres_is_exact_kernel_ridge():
     np.testing.assert_allclose(model.predict(X), exact, atol=1e-6)
 
 
+def test_preconditioner_holds_three_m_by_m_matrices_at_its_peak():
+    # T Tᵀ is written over K_MM, so the factors T and A are all it adds to K_MM: three
+    # M × M matrices at the peak, which is what decides the largest M a GPU can hold
+    import tracemalloc
+
+    from kernelcourse.solvers import FalkonPreconditioner
+
+    C = np.random.default_rng(0).normal(size=(600, 4))
+    KMM = RBF(0.5)(C, C)
+    one = KMM.nbytes
+    tracemalloc.start()
+    try:
+        B = FalkonPreconditioner(KMM, 1e-4, 5000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.2 * one  # T and A; K_MM was there before
+    K = RBF(0.5)(C, C)
+    np.testing.assert_allclose(B.T.T @ B.T, K + B.shift * np.eye(600), atol=1e-10)
+    TTt = B.T @ B.T.T / 600 + 1e-4 * np.eye(600)
+    np.testing.assert_allclose(B.A.T @ B.A, TTt, rtol=1e-8, atol=1e-12)
+
+
+def test_cholesky_jitter_takes_huge_finite_entries():
+    # the sum of the entries overflows, yet every entry is finite: a factor, not an error
+    from kernelcourse.solvers import NotPositiveDefiniteError, cholesky_jitter
+
+    A = 1e307 * np.eye(40)
+    T, _ = cholesky_jitter(A.copy())
+    np.testing.assert_allclose(np.diag(T), np.sqrt(np.diag(A)), rtol=1e-10)
+    A[3, 5] = np.nan
+    with pytest.raises(NotPositiveDefiniteError, match="holds NaN or infinity"):
+        cholesky_jitter(A)
+
+
 def test_preconditioner_reduces_iterations():
     X, y = data(n=400)
     common = dict(gamma=0.2, lam=1e-5, n_components=80, max_iter=2000, tol=1e-8, random_state=0)
