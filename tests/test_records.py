@@ -166,8 +166,8 @@ def test_gpu_frontier_table_sets_the_gpu_runs_beside_the_cpu_frontier():
                     r["fit_s"] <= o["fit_s"] and r["accuracy"] >= o["accuracy"] for r in front
                 )
         table = records.gpu_frontier_table(gpu, cpu, task)
-        assert [row[1] for row in table.cells] == ["GPU"] + ["CPU"] * len(front)
-        assert table.cells[0][0] == "Nyström-FALKON"
+        assert [row[0][-5:] for row in table.cells] == ["(GPU)"] + ["(CPU)"] * len(front)
+        assert table.cells[0][0] == "Nyström-FALKON (GPU)"
         assert "one Some GPU" in table.title and "2 cores" in table.title
 
 

@@ -465,21 +465,18 @@ def cpu_frontier(record, task="binary"):
 
 def gpu_frontier_table(gpu, cpu, task="binary"):
     """The GPU record's runs of ``task`` beside the accuracy–time frontier of the CPU record
-    (:func:`cpu_frontier`): method, where it ran (GPU or CPU, named in the title), accuracy
-    and fit time."""
-    rows = [
-        [FOREST_LABELS.get(r["method"], r["method"]), "GPU", pct(r["accuracy"]),
-         seconds(r["fit_s"])]
-        for r in gpu["runs"]
-        if r["task"] == task
-    ] + [
-        [FOREST_LABELS.get(r["method"], r["method"]), "CPU", pct(r["accuracy"]),
-         seconds(r["fit_s"])]
-        for r in cpu_frontier(cpu, task)
-    ]  # fmt: skip
+    (:func:`cpu_frontier`): method and where it ran (GPU or CPU, both named in the title),
+    accuracy and fit time; three columns, which a phone's width holds."""
+
+    def row(r, where):
+        label = FOREST_LABELS.get(r["method"], r["method"])
+        return [f"{label} ({where})", pct(r["accuracy"]), seconds(r["fit_s"])]
+
+    rows = [row(r, "GPU") for r in gpu["runs"] if r["task"] == task]
+    rows += [row(r, "CPU") for r in cpu_frontier(cpu, task)]
     return Table(
         rows,
-        ["method", "on", "accuracy", "fit"],
+        ["method", "accuracy", "fit"],
         title=f"Full Covertype, {FOREST_TASKS[task]}. GPU: one "
         f"{gpu['machine'].get('gpu', 'GPU')}; CPU: the CPU record's accuracy–time frontier, "
         f"{cpu['machine']['cores']} cores",
