@@ -284,7 +284,10 @@ def matmul_into(A, B, out, xp):
     if fits and array_api_compat.is_torch_namespace(xp):
         import torch
 
-        return torch.matmul(A, B, out=out)
+        try:
+            return torch.matmul(A, B, out=out)
+        except RuntimeError:  # an ``out`` this build refuses (layout, device): a new array
+            return A @ B
     if fits and (array_api_compat.is_cupy_namespace(xp) or array_api_compat.is_numpy_namespace(xp)):
         if getattr(out, "flags", None) is not None and not out.flags.writeable:
             return A @ B

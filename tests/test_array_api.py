@@ -350,6 +350,23 @@ def test_max_float_and_move():
     assert aa.move(a, xs, dev) is a
 
 
+def test_matmul_into_reuses_out_only_where_it_can():
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(4, 3)), rng.normal(size=(3, 4))
+    out = np.empty((4, 4))
+    assert aa.matmul_into(A, B, out, np) is out
+    np.testing.assert_allclose(out, A @ B)
+    read_only = np.empty((4, 4))
+    read_only.flags.writeable = False
+    S = rng.normal(size=(4, 4))
+    for bad in (read_only, np.empty((4, 4), np.float32), np.empty((3, 3)), S):
+        got = aa.matmul_into(S if bad is S else A, S.T if bad is S else B, bad, np)
+        assert got is not bad
+    np.testing.assert_allclose(aa.matmul_into(S, S.T, S, np), S @ S.T)  # out overlaps A
+    strict = aa.matmul_into(xs.asarray(A), xs.asarray(B), xs.asarray(out), xs)
+    np.testing.assert_allclose(aa.to_numpy(strict), A @ B)
+
+
 class _NoFloat64Info:
     """The inspection object of a library whose device has no float64 (Apple's MPS)."""
 
