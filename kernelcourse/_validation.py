@@ -97,13 +97,14 @@ def check_same_features(X, Y, x_name="X", y_name="Y"):
         )
 
 
-def all_finite(A):
-    """Whether every entry of the float array A is finite. One float64 sum, cheaper than a
-    boolean mask, is finite unless some entry is NaN or infinite (or the sum overflows); only
-    then is the mask formed to tell which."""
+def all_finite(A, xp=np):
+    """Whether every entry of the float array A (of namespace ``xp``) is finite. One sum,
+    cheaper than a boolean mask of A's size, is finite unless some entry is NaN or infinite
+    (or the sum overflows); only then is the mask formed to tell which. numpy sums in
+    float64; another library in A's dtype (a device may have no float64)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        total = A.sum(dtype=np.float64)
-    return bool(np.isfinite(total)) or bool(np.isfinite(A).all())
+        total = A.sum(dtype=np.float64) if xp is np else xp.sum(A)
+    return bool(xp.isfinite(total)) or bool(xp.all(xp.isfinite(A)))
 
 
 def finite_gram(kernel, X, Y=None, *, name="X", block=1024):

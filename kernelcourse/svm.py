@@ -704,8 +704,8 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
     """Per-sample weights s_i · w_{y_i} (sample and class weights, both scaling C), checked
     so that every class keeps a positive total weight, as LIBSVM requires. Sets
     ``class_weight_``; "balanced" counts the samples as LIBSVM does, or weighs them by
-    s_i as LIBLINEAR does (``liblinear=True``, which also returns the checked s_i alone, for
-    one-vs-rest problems that weigh only their positive class)."""
+    s_i as LIBLINEAR does (``liblinear=True``). Returns the box weights and the checked s_i
+    alone (for one-vs-rest problems that weigh only their positive class)."""
     try:
         s_i = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     except ValueError as err:
@@ -735,7 +735,7 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
             f"sample_weight and class_weight leave class(es) [{empty}] with zero total weight; "
             "every class needs a sample with positive weight (drop the class instead)."
         )
-    return (sw, s_i) if liblinear else sw
+    return sw, s_i
 
 
 # -- KernelSVC ------------------------------------------------------------------------------------
@@ -948,7 +948,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"y has only one class ({_label(self.classes_[0])}); an SVM needs at least two."
             )
-        sw = _box_weights(self, sample_weight, X, y_enc)
+        sw, _ = _box_weights(self, sample_weight, X, y_enc)
         if self._precomputed():
             self.kernel_ = "precomputed"
             _check_user_gram(X, "X (the precomputed Gram matrix)")
