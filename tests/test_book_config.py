@@ -45,7 +45,7 @@ def test_mathjax_is_loaded_from_the_book_not_a_cdn():
     ext = _extension()
     assert config["mathjax_path"] == f"{ext.STATIC_NAME}/{ext.MATHJAX_PARTS[0]}"
     assert not ext._is_remote(config["mathjax_path"])
-    assert ext._is_remote("https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js")
+    assert ext._is_remote("https://cdn.jsdelivr.net/npm/mathjax@4/tex-mml-chtml.js")
     assert ext._is_remote("//cdn.example.org/mathjax.js")
     assert "kernelcourse_book" in config["extensions"]
 
@@ -79,9 +79,33 @@ def test_the_repository_url_can_come_from_the_environment(monkeypatch):
 
 def test_a_changed_mathjax_tarball_is_refused(tmp_path):
     ext = _extension()
-    fake = tmp_path / "mathjax-3.2.2.tgz"
-    fake.write_bytes(b"not the published tarball")
-    assert not ext._integrity_ok(fake)
+    for package in ext.MATHJAX_PACKAGES:
+        fake = tmp_path / ext._tarball_name(package)
+        fake.write_bytes(b"not the published tarball")
+        assert not ext._integrity_ok(fake, package)
+        with pytest.raises(ext.ExtensionError, match="does not match the sha512"):
+            ext._checked_tarball(package, tmp_path, may_fetch=False)
+    assert ext._tarball_name("@mathjax/mathjax-newcm-font").startswith("mathjax-mathjax-newcm")
+
+
+def test_a_missing_local_tarball_is_named(tmp_path):
+    ext = _extension()
+    with pytest.raises(ext.ExtensionError, match=r"mathjax-4\.\d+\.\d+\.tgz does not exist"):
+        ext._checked_tarball("mathjax", tmp_path, may_fetch=False)
+
+
+def test_the_mathjax_settings_join_the_ones_myst_sets():
+    """Fonts from the book's copy, wide display equations broken into lines and MathML for
+    screen readers; merged key by key, so MyST's processHtmlClass is kept."""
+    ext = _extension()
+    myst = {"options": {"processHtmlClass": "tex2jax_process|mathjax_process|math"}}
+    merged = ext._merged(myst, ext.MATHJAX_CONFIG)
+    assert merged["options"]["processHtmlClass"] == myst["options"]["processHtmlClass"]
+    assert merged["options"]["menuOptions"]["settings"]["assistiveMml"] is True
+    assert merged["output"]["displayOverflow"] == "linebreak"
+    assert not ext._is_remote(merged["loader"]["paths"]["fonts"])
+    assert merged["loader"]["paths"]["fonts"].startswith("[mathjax]/")
+    assert myst == {"options": {"processHtmlClass": "tex2jax_process|mathjax_process|math"}}
 
 
 # --------------------------------------------------------------------------- search

@@ -455,12 +455,12 @@ def test_the_network_scan_sees_external_scripts():
     <script src="../_static/mathjax/tex-mml-chtml.js"></script>
     <link rel="stylesheet" href="_static/theme.css">
     <a href="https://example.org/">a link is fine</a>
-    <script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"></script>
+    <script src="https://cdn.jsdelivr.net/npm/mathjax@4/tex-mml-chtml.js"></script>
     <link rel="stylesheet" href="//fonts.example.org/font.css">
     <script>const URL = "https://unpkg.com/thebe@0.8.2/lib/index.js";</script>
     </head></html>"""
     assert _external_loads(page) == [
-        "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js",
+        "https://cdn.jsdelivr.net/npm/mathjax@4/tex-mml-chtml.js",
         "//fonts.example.org/font.css",
         '"https://unpkg.com/thebe@0.8.2/lib/index.js',
     ]
@@ -468,7 +468,8 @@ def test_the_network_scan_sees_external_scripts():
 
 def test_mathjax_is_served_by_the_book(book_html):
     assert (book_html / MATHJAX_SCRIPT).is_file()
-    fonts = list((book_html / "_static/mathjax/output/chtml/fonts/woff-v2").glob("*.woff"))
+    woff2 = book_html / "_static/mathjax/fonts/mathjax-newcm-font/chtml/woff2"
+    fonts = list(woff2.glob("*.woff2"))
     assert len(fonts) > 10
     with_math = [p for p in _pages(book_html) if 'class="math' in (book_html / p).read_text()]
     assert with_math, "no page has math"
@@ -770,7 +771,7 @@ COLUMN = r"""
   await new Promise(r => setTimeout(r, 200));
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const article = document.querySelector("article.bd-article");
-  if (!article) return { checked: 0, problems: [] };
+  if (!article) return { checked: 0, problems: [], wideMath: [] };
   const box = article.getBoundingClientRect(), pad = getComputedStyle(article);
   const left = box.left + parseFloat(pad.paddingLeft);
   const right = box.right - parseFloat(pad.paddingRight);
@@ -835,7 +836,14 @@ COLUMN = r"""
       runs.push(name(el));
   }
   for (const run of runs.slice(0, 5)) problems.push(`${run} runs out of the column`);
-  return { checked, problems };
+  // Display equations and how far each is wider than its box (it scrolls by that much).
+  const wideMath = [...article.querySelectorAll("mjx-container[display='true']")]
+    .filter(el => el.getClientRects().length && !inScrollBox(el))
+    .map(el => ({ hidden: el.scrollWidth - el.clientWidth, box: el.clientWidth,
+                  tex: ((el.querySelector("mjx-math") || el).getAttribute("data-latex") ||
+                        el.textContent).slice(0, 60) }))
+    .filter(m => m.hidden > 1);
+  return { checked, problems, wideMath };
 })
 """
 
@@ -858,6 +866,15 @@ def test_nothing_overflows_the_column(book_html, browser, page, width):
     assert overflow <= 1, f"{page} at {width} px scrolls sideways by {overflow} px"
 
 
+def test_display_equations_break_into_lines_on_a_phone(book_html, browser, page):
+    """At 390 px a display equation wider than the column is broken into lines at its
+    operators: what is left to scroll sideways is at most a tenth of the column, where the
+    box is a few pixels short of an unbreakable piece (a scroll cue marks it)."""
+    _, result = _layout_at(browser, book_html, page, PHONE)
+    wide = [m for m in result["wideMath"] if m["hidden"] > 0.1 * m["box"]]
+    assert wide == [], f"{page}: equations that scroll at {PHONE} px: {wide[:5]}"
+
+
 _CUT_PAGE = """<!doctype html><html><head><meta charset="utf-8">{head}</head>
 <body style="margin:0"><article class="bd-article" style="width:300px;padding:0 10px">
 <pre style="overflow-x:auto">{code}</pre>
@@ -865,6 +882,9 @@ _CUT_PAGE = """<!doctype html><html><head><meta charset="utf-8">{head}</head>
 <img alt="a wide figure drawn at six hundred pixels" width="600" height="60"
      src="data:image/gif;base64,R0lGODlhAQABAAAAACwAAAAAAQABAAA=">
 <p><code>{word}</code></p>
+<div class="math"><mjx-container display="true" style="display:block;overflow-x:auto">
+<mjx-math data-latex="a + b"><span style="display:inline-block;width:{equation}px">a + b</span>
+</mjx-math></mjx-container></div>
 </article></body></html>"""
 
 
@@ -874,9 +894,14 @@ def test_the_column_check_sees_what_is_cut_off(book_html, browser, tmp_path):
     book's stylesheet and script the same code block gets its cue."""
     code, word = "x = 1  # " + "y" * 120, "z" * 80
     bare = tmp_path / "bare.html"
-    bare.write_text(_CUT_PAGE.format(head="", code=code, word=word), encoding="utf-8")
+    bare.write_text(_CUT_PAGE.format(head="", code=code, word=word, equation=900), encoding="utf-8")
     browser.open(bare.as_uri())
-    problems = browser.evaluate(f"({COLUMN})(true)", timeout=30)["problems"]
+    column = browser.evaluate(f"({COLUMN})(true)", timeout=30)
+    problems = column["problems"]
+    # an equation left unbroken, three times the column's width, is seen with what it hides
+    assert [(m["tex"], m["hidden"] > 0.1 * m["box"]) for m in column["wideMath"]] == [
+        ("a + b", True)
+    ]
     assert any("without a scroll cue" in p for p in problems), problems
     assert any("cut off (overflow-x hidden)" in p for p in problems), problems
     assert any(p.startswith("img ") and "outside the column" in p for p in problems), problems
@@ -886,9 +911,13 @@ def test_the_column_check_sees_what_is_cut_off(book_html, browser, tmp_path):
     head = (f'<link rel="stylesheet" href="{static}/kernelcourse.css">'
             f'<script src="{static}/kernelcourse_scroll.js"></script>')  # fmt: skip
     styled = tmp_path / "styled.html"
-    styled.write_text(_CUT_PAGE.format(head=head, code=code, word="w"), encoding="utf-8")
+    styled.write_text(
+        _CUT_PAGE.format(head=head, code=code, word="w", equation=250), encoding="utf-8"
+    )
     browser.open(styled.as_uri())
-    problems = browser.evaluate(f"({COLUMN})(false)", timeout=30)["problems"]
+    column = browser.evaluate(f"({COLUMN})(false)", timeout=30)
+    problems = column["problems"]
+    assert column["wideMath"] == []  # one that fits is not listed
     assert not any("pre " in p for p in problems), problems
     assert any("cut off" in p for p in problems), problems  # the clipping box is still caught
 

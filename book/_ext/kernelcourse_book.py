@@ -1,10 +1,11 @@
 """Sphinx extension for the kernelcourse book.
 
-* Offline math: MathJax 3 is served from the built site (``_static/mathjax``) instead of a CDN.
-  The pinned npm tarball is fetched once with ``npm pack`` (npm's own registry and proxy
-  settings apply), checked against its published sha512 integrity and unpacked into a cache folder
-  outside the repository; later builds need no network.  ``KERNELCOURSE_MATHJAX`` may name a
-  ``mathjax-X.Y.Z.tgz`` or an unpacked MathJax folder (one holding ``es5/``) to use instead.
+* Offline math: MathJax 4 and its font are served from the built site (``_static/mathjax``)
+  instead of a CDN.  The pinned npm tarballs are fetched once with ``npm pack`` (npm's own
+  registry and proxy settings apply), checked against their published sha512 integrity and
+  unpacked into a cache folder outside the repository; later builds need no network.
+  ``KERNELCOURSE_MATHJAX`` may name a folder holding the tarballs, or a ``node_modules``
+  folder, to use instead.  Display equations wider than a phone's column break into lines.
 * Launch buttons: one setting, ``repository.url`` in ``_config.yml``.  While it is empty the
   launch buttons are switched off, so builds never need it.
 * ``{course-map}``: the intro's table of chapters and lectures; a chapter's row links to its page
@@ -59,28 +60,56 @@ from sphinxcontrib.bibtex.style.template import year as bib_year
 
 logger = logging.getLogger(__name__)
 
-MATHJAX_VERSION = "3.2.2"
-# The registry's `dist.integrity` of mathjax@3.2.2: a changed tarball is refused.
-MATHJAX_INTEGRITY = (
-    "sha512-"
-    "Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
-)
+MATHJAX_VERSION = "4.1.3"
+# The npm packages the book's MathJax comes from, each with the registry's `dist.integrity`
+# of that version's tarball: a changed tarball is refused.  MathJax 4 keeps its default font
+# (New Computer Modern) in a package of its own, loaded by the page as it needs the glyphs.
+MATHJAX_PACKAGES = {
+    "mathjax": (
+        "sha512-"
+        "BN/8Pkgn7G1pIDYJqd9md+JHsE/jydSYbyOZnSdSA0WziuVO8mRxdYiWFumkVVly/8U+hm9DpIIoWuvySverzw=="
+    ),
+    "@mathjax/mathjax-newcm-font": (
+        "sha512-"
+        "gzAB3dFHilHX1l5x2xUqRL+1jDQt3Fyza1DkEMVXWC4E8SvsGdlgEza47HYi2WhVcgfkvf4zgUGzuhbq3Pjlew=="
+    ),
+}
 # What the page loads (tex-mml-chtml) and what it may load later: TeX extensions found by
-# autoload, the CHTML fonts, the menu and its accessibility tools.  The other bundles
-# (SVG output, the "full" builds, node entry points) are never requested by the book.
+# autoload, the CHTML output, the menu and its accessibility tools.  The other bundles (SVG
+# output, the node entry points) are never requested by the book.
 MATHJAX_PARTS = (
     "tex-mml-chtml.js",
     "core.js",
     "loader.js",
     "startup.js",
     "input",
-    "output/chtml.js",
-    "output/chtml",
+    "output",
     "ui",
     "a11y",
     "sre",
 )
+# The font's CHTML part (web fonts and the glyph data loaded on demand), served at
+# ``mathjax/fonts/mathjax-newcm-font/chtml``, where MATHJAX_CONFIG's ``fonts`` path points.
+FONT_PARTS = ("chtml",)
+FONT_FOLDER = "fonts/mathjax-newcm-font"
 STATIC_NAME = "mathjax"
+
+# Merged into Sphinx's ``mathjax3_config`` (MathJax 4 reads the same ``window.MathJax``):
+# * fonts from the book's own copy, not from the CDN that MathJax 4 names by default;
+# * a display equation wider than the column (on a phone) breaks into lines at its
+#   operators instead of scrolling sideways; inline math breaks with the paragraph;
+# * the formula's MathML for screen readers, as MathJax 3 gave by default, instead of the
+#   generated speech: that runs in a web worker, which a page opened from disk (file://) may
+#   not start.
+MATHJAX_CONFIG = {
+    "loader": {"paths": {"fonts": "[mathjax]/fonts"}},
+    "output": {"displayOverflow": "linebreak", "linebreaks": {"inline": True}},
+    "options": {
+        "menuOptions": {
+            "settings": {"enrich": False, "speech": False, "braille": False, "assistiveMml": True}
+        }
+    },
+}
 
 
 # --------------------------------------------------------------------------- MathJax
@@ -91,14 +120,19 @@ def _cache_dir():
     return pathlib.Path(base) / "kernelcourse"
 
 
-def _integrity_ok(path):
-    algo, _, expected = MATHJAX_INTEGRITY.partition("-")
+def _tarball_name(package):
+    """The file ``npm pack`` writes for ``package`` at MATHJAX_VERSION."""
+    return f"{package.lstrip('@').replace('/', '-')}-{MATHJAX_VERSION}.tgz"
+
+
+def _integrity_ok(path, package="mathjax"):
+    algo, _, expected = MATHJAX_PACKAGES[package].partition("-")
     digest = hashlib.new(algo, pathlib.Path(path).read_bytes()).digest()
     return base64.b64encode(digest).decode() == expected
 
 
-def _fetch_tarball(dest):
-    """Fetch the pinned MathJax tarball to ``dest`` with ``npm pack``."""
+def _fetch_tarball(package, dest):
+    """Fetch ``package`` at MATHJAX_VERSION to ``dest`` with ``npm pack``."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     errors = []
     npm = shutil.which("npm")
@@ -106,13 +140,13 @@ def _fetch_tarball(dest):
         with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
             try:
                 proc = subprocess.run(
-                    [npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--pack-destination", tmp],
+                    [npm, "pack", f"{package}@{MATHJAX_VERSION}", "--pack-destination", tmp],
                     capture_output=True,
                     text=True,
                     cwd=tmp,
                     timeout=300,
                 )
-                got = pathlib.Path(tmp) / f"mathjax-{MATHJAX_VERSION}.tgz"
+                got = pathlib.Path(tmp) / _tarball_name(package)
                 if proc.returncode == 0 and got.is_file():
                     os.replace(got, dest)
                     return
@@ -122,17 +156,48 @@ def _fetch_tarball(dest):
     else:
         errors.append("npm is not installed (install Node.js and npm)")
     raise ExtensionError(
-        f"could not fetch MathJax {MATHJAX_VERSION} ({'; '.join(errors)}). Fetch it once with "
-        f"network access, or set KERNELCOURSE_MATHJAX to a mathjax-{MATHJAX_VERSION}.tgz or "
-        "to an unpacked MathJax 3 folder."
+        f"could not fetch {package} {MATHJAX_VERSION} ({'; '.join(errors)}). Fetch it once "
+        "with network access, or set KERNELCOURSE_MATHJAX to a folder holding "
+        f"{' and '.join(_tarball_name(p) for p in MATHJAX_PACKAGES)}, or to a node_modules "
+        f"folder where `npm install mathjax@{MATHJAX_VERSION}` put MathJax and its font."
     )
 
 
-def _copy_parts(es5, target):
-    for part in MATHJAX_PARTS:
-        src = es5 / part
+def _checked_tarball(package, folder, may_fetch):
+    """The tarball of ``package`` in ``folder``, fetched first if allowed and missing; one
+    that does not match its published sha512 is refused."""
+    tarball = folder / _tarball_name(package)
+    if not tarball.is_file():
+        if not may_fetch:
+            raise ExtensionError(f"KERNELCOURSE_MATHJAX: {tarball} does not exist")
+        logger.info(f"fetching {package} {MATHJAX_VERSION} with npm pack")
+        _fetch_tarball(package, tarball)
+        if not _integrity_ok(tarball, package):
+            tarball.unlink()
+            raise ExtensionError(
+                f"the fetched {package}@{MATHJAX_VERSION} does not match its published "
+                "sha512; not used"
+            )
+    if not _integrity_ok(tarball, package):
+        raise ExtensionError(
+            f"{tarball} does not match the sha512 of {package}@{MATHJAX_VERSION}; "
+            "delete it to fetch it again"
+        )
+    return tarball
+
+
+def _unpack(tarball, dest):
+    with tarfile.open(tarball) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith("package/")]
+        tar.extractall(dest, members=members, filter="data")
+    return dest / "package"
+
+
+def _copy_parts(source, parts, target):
+    for part in parts:
+        src = source / part
         if not src.exists():
-            raise ExtensionError(f"MathJax folder {es5} lacks {part}")
+            raise ExtensionError(f"MathJax folder {source} lacks {part}")
         dst = target / part
         dst.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
@@ -144,18 +209,25 @@ def _copy_parts(es5, target):
 def mathjax_static_dir():
     """A folder whose ``mathjax/`` subfolder holds the MathJax files the book serves.
 
-    Built once per MathJax source and cached; an interrupted run leaves no half-filled folder
-    behind because the result is renamed into place only when complete.
+    ``KERNELCOURSE_MATHJAX`` may name a folder that holds the two tarballs (checked as fetched
+    ones are) or a ``node_modules`` folder with ``mathjax`` and ``@mathjax/mathjax-newcm-font``
+    in it (used as it is).  Built once per MathJax source and cached; an interrupted run leaves
+    no half-filled folder behind because the result is renamed into place only when complete.
     """
     source = os.environ.get("KERNELCOURSE_MATHJAX")
     cache = _cache_dir()
-    if source and pathlib.Path(source).is_dir():
-        es5 = pathlib.Path(source).resolve()
-        es5 = es5 / "es5" if (es5 / "es5").is_dir() else es5
-        key = "local-" + hashlib.sha256(str(es5).encode()).hexdigest()[:12]
-        tarball = None
+    modules = None
+    if source:
+        folder = pathlib.Path(source).resolve()
+        if not folder.is_dir():
+            raise ExtensionError(f"KERNELCOURSE_MATHJAX={source} is not a folder")
+        if (folder / "mathjax" / MATHJAX_PARTS[0]).is_file():
+            modules = folder
+            key = "local-" + hashlib.sha256(str(folder).encode()).hexdigest()[:12]
+        else:
+            key = f"mathjax-{MATHJAX_VERSION}"
     else:
-        tarball = pathlib.Path(source) if source else cache / f"mathjax-{MATHJAX_VERSION}.tgz"
+        folder = cache
         key = f"mathjax-{MATHJAX_VERSION}"
     static = cache / f"{key}-static"
     if (static / STATIC_NAME / MATHJAX_PARTS[0]).is_file():
@@ -164,34 +236,21 @@ def mathjax_static_dir():
     cache.mkdir(parents=True, exist_ok=True)
     work = pathlib.Path(tempfile.mkdtemp(dir=cache, prefix=".mathjax-"))
     try:
-        if tarball is not None:
-            if not tarball.is_file():
-                if source:
-                    raise ExtensionError(f"KERNELCOURSE_MATHJAX={source} does not exist")
-                logger.info(f"fetching MathJax {MATHJAX_VERSION} with npm pack")
-                _fetch_tarball(tarball)
-                if not _integrity_ok(tarball):
-                    tarball.unlink()
-                    raise ExtensionError(
-                        f"the fetched mathjax@{MATHJAX_VERSION} does not match its published "
-                        "sha512; not used"
-                    )
-            if not _integrity_ok(tarball):
-                raise ExtensionError(
-                    f"{tarball} does not match the sha512 of mathjax@{MATHJAX_VERSION}; "
-                    "delete it to fetch it again"
-                )
-            with tarfile.open(tarball) as tar:
-                members = [m for m in tar.getmembers() if m.name.startswith("package/")]
-                tar.extractall(work / "unpacked", members=members, filter="data")
-            es5 = work / "unpacked" / "package" / "es5"
-        out = work / "static"
-        _copy_parts(es5, out / STATIC_NAME)
-        licence = es5.parent / "LICENSE"
-        if licence.is_file():
-            shutil.copy2(licence, out / STATIC_NAME / "LICENSE")
+        if modules is not None:
+            core, font = modules / "mathjax", modules / "@mathjax" / "mathjax-newcm-font"
+        else:
+            core, font = (
+                _unpack(_checked_tarball(package, folder, not source), work / name)
+                for name, package in zip(("core", "font"), MATHJAX_PACKAGES, strict=True)
+            )
+        out = work / "static" / STATIC_NAME
+        _copy_parts(core, MATHJAX_PARTS, out)
+        _copy_parts(font, FONT_PARTS, out / FONT_FOLDER)
+        for licence, dest in ((core / "LICENSE", out), (font / "LICENSE", out / FONT_FOLDER)):
+            if licence.is_file():
+                shutil.copy2(licence, dest / "LICENSE")
         try:
-            os.replace(out, static)
+            os.replace(work / "static", static)
         except OSError:
             # Another build finished first; its result is the same.
             if not (static / STATIC_NAME / MATHJAX_PARTS[0]).is_file():
@@ -199,6 +258,17 @@ def mathjax_static_dir():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return static
+
+
+def _merged(base, extra):
+    """``base`` updated by ``extra``, nested dictionaries merged key by key."""
+    out = dict(base or {})
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 def _is_remote(url):
@@ -214,6 +284,12 @@ def setup_mathjax(app):
             f"book serves it itself: set mathjax_path to '{STATIC_NAME}/{MATHJAX_PARTS[0]}'"
         )
     app.config.html_static_path = [*app.config.html_static_path, str(mathjax_static_dir())]
+
+
+def configure_mathjax(app, config):
+    """MATHJAX_CONFIG into ``mathjax3_config`` while the configuration is read, so that a
+    change to it rebuilds every page (Sphinx compares the configuration after this event)."""
+    config.mathjax3_config = _merged(config.mathjax3_config, MATHJAX_CONFIG)
 
 
 # --------------------------------------------------------------------------- launch buttons
@@ -438,6 +514,7 @@ def add_static(app):
 def setup(app):
     app.connect("config-inited", configure_launch_buttons)
     app.connect("config-inited", configure_search)
+    app.connect("config-inited", configure_mathjax)
     app.connect("builder-inited", add_static)
     app.add_css_file("kernelcourse.css")
     app.add_js_file("kernelcourse_search.js")

@@ -1,9 +1,9 @@
 // Scroll cues for the text column.  A code block, table or display equation wider than its
 // box scrolls sideways inside it, and phones hide scroll bars: each such box gets
 // data-kc-scroll = "right" (more to the right), "both" or "left" (scrolled to the end), which
-// kernelcourse.css draws as a fade on the cut edge.  MathJax 3 cannot break inline math, so an
-// inline formula wider than its paragraph (on a phone) gets data-kc-wide and becomes such a
-// box too.  Boxes are re-measured when the column changes size (MathJax typesetting, a rotated
+// kernelcourse.css draws as a fade on the cut edge.  An inline formula that MathJax finds no
+// place to break and that is wider than its paragraph (on a phone) gets data-kc-wide and
+// becomes such a box too.  Boxes are re-measured when the column changes size (MathJax typesetting, a rotated
 // phone, an opened solution) and when they are scrolled.
 (() => {
   const BOXES = [
