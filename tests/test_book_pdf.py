@@ -146,3 +146,41 @@ def test_solutions_are_gathered_after_each_chapter(flat, manifest):
     assert len(with_solutions) >= 11, "every chapter has exercises with solutions"
     assert flat.count("Answers to the exercises") == len(with_solutions)
     assert flat.count("Solution to Exercise") >= sum(r["solutions"] for r in with_solutions)
+
+
+def _visible_code_lines(stem):
+    """The lines of a notebook's code cells that the book shows (hidden input is folded away
+    on the web page and left out of the PDF)."""
+    hidden = {"hide-input", "remove-input", "remove-cell"}
+    cells = json.loads((ROOT / f"{stem}.ipynb").read_text())["cells"]
+    return [
+        line
+        for cell in cells
+        if cell["cell_type"] == "code" and not hidden & set(cell["metadata"].get("tags", []))
+        for line in "".join(cell["source"]).splitlines()
+        if line.strip()
+    ]
+
+
+def _compact(text):
+    """White space and hyphens removed: a code line wrapped on paper reads as one (the text
+    reader joins a line that ends in "-" to the next and drops the "-")."""
+    return _plain("".join(text.split())).replace("-", "")
+
+
+@pytest.fixture(scope="module")
+def compact(text):
+    return _compact(text)
+
+
+@pytest.mark.parametrize(
+    "stem", [s for s in _toc_files() if (ROOT / f"{s}.ipynb").exists() and "/homework/" not in s]
+)
+def test_every_line_of_code_is_printed_whole(compact, stem):
+    """Paper cannot scroll: a code line wider than the printed column wraps instead of being
+    cut at the margin, so each visible line of a chapter's code is in the PDF's text."""
+    # An inline comment is printed in its place but the text reader may move it elsewhere in
+    # the line's text, so the code before it is what is looked up.
+    code = [line.split("  # ")[0] for line in _visible_code_lines(stem)]
+    cut = [line for line in code if _compact(line) not in compact]
+    assert cut == [], f"{stem}: code lines not printed whole: {cut[:3]}"

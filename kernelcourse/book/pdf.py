@@ -30,6 +30,9 @@ import tempfile
 
 from .chromium import Chromium, find_chromium
 
+PAPER_WIDTH = 8.27  # A4, in inches
+MARGIN = 0.6  # left and right, in inches
+
 # Run in each page before printing; returns what the page holds so the caller can check it.
 PREPARE = r"""
 (async () => {
@@ -75,6 +78,12 @@ PREPARE = r"""
       figure, img, tr { break-inside: avoid; }
       h1, h2, h3 { break-after: avoid; }
       details > summary { list-style: none; }
+      /* Paper cannot scroll: a code line wider than the column wraps, with no fade. */
+      .bd-article pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+      .bd-article [data-kc-scroll] {
+        mask-image: none !important;
+        -webkit-mask-image: none !important;
+      }
     }`;
   document.head.appendChild(style);
   // Chromium prints a blurred shadow as a bitmap: none on paper, so that the only images in
@@ -146,6 +155,9 @@ def build_pdf(site, output, *, timeout=120.0):
     ) as chromium:
         chromium.call("Page.enable")
         chromium.call("Emulation.setEmulatedMedia", media="print")
+        # Laid out at the printed column's width, so that MathJax breaks a wide equation
+        # for the paper, not for a desktop screen.
+        chromium.set_viewport(round((PAPER_WIDTH - 2 * MARGIN) * 96), 1100)
         parts = []
         for number, url in enumerate(page_order(chromium, site)):
             chromium.open(url, timeout=timeout)
@@ -156,12 +168,12 @@ def build_pdf(site, output, *, timeout=120.0):
             data = chromium.call(
                 "Page.printToPDF",
                 timeout=timeout,
-                paperWidth=8.27,  # A4
+                paperWidth=PAPER_WIDTH,
                 paperHeight=11.69,
                 marginTop=0.6,
                 marginBottom=0.7,
-                marginLeft=0.6,
-                marginRight=0.6,
+                marginLeft=MARGIN,
+                marginRight=MARGIN,
                 printBackground=True,
                 displayHeaderFooter=True,
                 headerTemplate="<span></span>",
