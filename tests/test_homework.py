@@ -281,9 +281,47 @@ def test_profile_hooks_nest_chain_and_restore_both_profilers():
 def test_self_check_fails_a_function_that_calls_the_package(capsys):
     from kernelcourse import kernels
 
-    with pytest.raises(AssertionError, match="hw1.q1: 4 of 4 checks failed"):
+    with pytest.raises(AssertionError, match="hw1.q1: 5 of 5 checks failed"):
         check.hw1.q1(lambda K, tol=1e-10: None if kernels.is_psd(K) else K[0], seed=0)
     assert "your function calls kernelcourse.kernels.is_psd" in capsys.readouterr().out
+
+
+def _eigh_witness(K, tol=1e-10):
+    """Chapter 1's certificate: the eigenvector of the most negative eigenvalue."""
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or np.abs(K - K.T).max() > 1e-8:
+        raise ValueError("K must be square and symmetric")
+    lam, U = np.linalg.eigh(K)
+    return None if lam[0] >= -tol * max(1.0, np.abs(K).max()) else U[:, 0]
+
+
+def _scipy_eigvalsh_witness(K, tol=1e-10):
+    import scipy.linalg
+
+    lam = scipy.linalg.eigvalsh(K)
+    return None if lam[0] >= -tol * max(1.0, np.abs(K).max()) else np.ones(len(K))
+
+
+@pytest.mark.parametrize(
+    "fn, name",
+    [(_eigh_witness, "numpy.linalg.eigh"), (_scipy_eigvalsh_witness, "scipy.linalg.eigvalsh")],
+)
+def test_hw1_q1_fails_a_certificate_from_an_eigendecomposition(fn, name, capsys):
+    """Question 1 asks for the certificate of a stopped Cholesky factorisation: a function that
+    computes eigenvalues fails every test that reaches the call (input validation may come
+    first), with a message that names the routine."""
+    with pytest.raises(AssertionError, match=r"hw1\.q1: [45] of 5 checks failed"):
+        check.hw1.q1(fn, seed=0)
+    out = capsys.readouterr().out
+    assert out.count(f"your function calls {name}") >= 4
+    assert "Cholesky factorisation stopped at its first negative pivot" in out
+
+
+def test_hw1_q1_eigendecomposition_passes_without_the_spectral_guard(monkeypatch, capsys):
+    """It is the call, not the answer, that fails chapter 1's certificate."""
+    monkeypatch.setattr(check.hw1.SpectralGuard, "_event", lambda self, *event: None)
+    assert check.hw1.q1(_eigh_witness, seed=0) is None
+    assert "all 5 checks passed" in capsys.readouterr().out
 
 
 def test_fingerprint_accepts_round_off_and_rejects_real_differences():
@@ -379,10 +417,20 @@ def _unclipped_step(alpha, K, y, C, i, j):
     return alpha
 
 
-def _poly2_without_sqrt2(X):
+def _poly2_features(X):
+    """The features of (xᵀy + 1)², chapter 1's map at degree 2, in place of ∏(1 + x_j y_j)."""
     n, d = X.shape
     i, j = np.triu_indices(d, k=1)
-    return np.hstack([X**2, X[:, i] * X[:, j], X, np.ones((n, 1))])
+    return np.hstack([X**2, np.sqrt(2.0) * X[:, i] * X[:, j], np.sqrt(2.0) * X, np.ones((n, 1))])
+
+
+def _diagonal_witness(K, tol=1e-10):
+    """A negative diagonal entry as the only certificate: no factorisation, no Schur complement."""
+    K = np.asarray(K, dtype=float)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or np.abs(K - K.T).max() > 1e-8:
+        raise ValueError("K must be square and symmetric")
+    q = int(np.argmin(K.diagonal()))
+    return np.eye(len(K))[q] if K[q, q] < -tol * max(1.0, np.abs(K).max()) else None
 
 
 def _nystroem_preconditioner_dense(kernel, X, landmarks, lam):
@@ -530,8 +578,8 @@ def _walk_kernel_without_mask(A1, labels1, A2, labels2, lam, tol):
 
 
 WRONG = {
-    ("hw1", "q1"): (lambda K, tol=1e-10: None, "negative"),
-    ("hw1", "q2"): (_poly2_without_sqrt2, "coefficient"),
+    ("hw1", "q1"): (_diagonal_witness, "Schur-complement diagonal entry"),
+    ("hw1", "q2"): (_poly2_features, "one coordinate at a time"),
     ("hw1", "q3"): (lambda F1, F2: np.kron(F1, F2), "products of one entry"),
     ("hw2", "q1"): (_training_residuals, "not r_i itself"),
     ("hw2", "q2"): (_fold_diagonal_only, "not its diagonal"),

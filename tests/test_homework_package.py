@@ -137,3 +137,18 @@ def test_no_installed_function_passes_a_graded_check(installed, tmp_path):
         assert r["guard_named_it"], f"{where} failed, but not because it called the package"
         if "passed_without_guard" in r:
             assert r["passed_without_guard"], f"{where} is not a correct answer:\n{r['output']}"
+
+
+def test_no_check_says_what_the_grading_does():
+    """What a student reads from a self-check (its messages, hints and docstrings) never
+    describes the hidden tests: the grading lives in the instructor's notebooks only."""
+    import ast
+
+    said = []
+    for path in sorted((ROOT / "kernelcourse" / "homework" / "check").glob("hw*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value.lower()
+                if "grader" in text or "hidden test" in text or "grading" in text:
+                    said.append(f"{path.name}: {node.value[:80]!r}")
+    assert said == []

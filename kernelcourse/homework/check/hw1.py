@@ -1,16 +1,73 @@
 """Self-checks for homework 1: PSD Gram matrices and the construction rules.
 
 Schölkopf & Smola (2002); :doc:`chapter 1 </book/01_kernels_and_feature_maps>`.
+
+Question 1 asks for a certificate of indefiniteness from a Cholesky factorisation stopped at its
+first negative pivot: a :class:`SpectralGuard` fails a function that computes eigenvalues or
+singular values instead, the way the package guard of :mod:`._core` fails a function that calls
+``kernelcourse``.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ...kernels import RBF
-from ._core import SelfCheck, close, fresh_rng
+from . import _core
+from ._core import SelfCheck, _matches, close, fresh_rng
 
-__all__ = ["q1", "q2", "q3"]
+__all__ = ["q1", "q2", "q3", "SpectralGuard"]
+
+# Routines of numpy.linalg, scipy.linalg and scipy.sparse.linalg that compute eigenvalues or
+# singular values (matrix_rank, cond, pinv and the matrix 2-norm reach svd and are caught there).
+SPECTRAL = frozenset(
+    (
+        "eig eigh eigvals eigvalsh eig_banded eigvals_banded eigh_tridiagonal "
+        "eigvalsh_tridiagonal svd svdvals schur qz ordqz eigs eigsh lobpcg svds"
+    ).split()
+)
+LINALG = ("numpy.linalg", "scipy.linalg", "scipy.sparse.linalg")
+
+
+class SpectralGuard(_core.ProfileHook):
+    """Record every call into a routine of :data:`SPECTRAL` while a block runs (a profile hook,
+    nested inside the package guard). ``calls`` holds ``"numpy.linalg.eigh"``-style names."""
+
+    def __init__(self):
+        self.calls = []
+
+    def _event(self, frame, event, arg):
+        if event != "call" or frame.f_code.co_name not in SPECTRAL:
+            return
+        module = frame.f_globals.get("__name__", "") or ""
+        if _matches(module, LINALG):
+            public = next(p for p in reversed(LINALG) if _matches(module, (p,)))
+            self.calls.append(f"{public}.{frame.f_code.co_name}")
+
+
+class _FactorisationCheck(SelfCheck):
+    """A self-check whose function may not compute eigenvalues or singular values."""
+
+    def fn(self, *args, **kwargs):
+        guard = _core.PackageGuard(self.forbid, self.allow)
+        spectral = SpectralGuard()
+        with guard, spectral:
+            out = self.student_fn(*args, **kwargs)
+        if guard.calls:
+            raise AssertionError(
+                f"your function calls {guard.calls[0]}: this question asks you to implement that "
+                "yourself (kernelcourse and library solvers are for comparing, outside your "
+                "function)"
+            )
+        if spectral.calls:
+            raise AssertionError(
+                f"your function calls {spectral.calls[0]}: this question asks for a certificate "
+                "read off a Cholesky factorisation stopped at its first negative pivot, without "
+                "eigenvalues or singular values"
+            )
+        return out
 
 
 def _with_eigenvalues(rng, lam):
@@ -21,9 +78,10 @@ def _with_eigenvalues(rng, lam):
 
 def q1(student_psd_witness, *, seed=None):
     """Check ``psd_witness(K, tol=1e-10)``: None for PSD matrices, a verifiable unit vector c
-    with cᵀKc < 0 otherwise, and a ValueError for a matrix that cannot be a Gram matrix."""
+    with cᵀKc < −tol·max(1, max|K_ij|) otherwise, a ValueError for a matrix that cannot be a
+    Gram matrix, and no eigenvalue or singular value computed on the way."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw1.q1", student_psd_witness)
+    c = _FactorisationCheck("hw1.q1", student_psd_witness)
 
     def is_none(K, what):
         got = c.fn(K)
@@ -36,31 +94,54 @@ def q1(student_psd_witness, *, seed=None):
         assert got.shape == (len(K),), f"the witness has shape {got.shape}, not ({len(K)},)"
         assert abs(np.linalg.norm(got) - 1) < 1e-8, "the witness is not a unit vector"
         assert got @ K @ got < -1e-10 * max(1.0, np.abs(K).max()), (
-            f"cᵀKc is not negative for {what}: c certifies nothing"
+            f"cᵀKc is not below −tol·max(1, max|K_ij|) for {what}: c certifies nothing"
         )
 
-    @c.test("returns None for an RBF Gram matrix", "every eigenvalue of an RBF Gram matrix is > 0.")
+    @c.test(
+        "returns None for an RBF Gram matrix",
+        "every pivot of the Cholesky factorisation of a positive definite matrix is > 0.",
+    )
     def _():
         is_none(RBF(gamma=0.5)(rng.normal(size=(20, 3))), "an RBF Gram matrix")
 
     @c.test(
-        "returns None for a rank-deficient Gram matrix ZZᵀ",
-        "its zero eigenvalues come out as tiny numbers of either sign: compare with a "
-        "tolerance relative to the size of K, not with 0.",
+        "returns None for a rank-deficient Gram matrix ZZᵀ and for the zero matrix",
+        "after rank(K) pivots the Schur complement is round-off, of either sign: a pivot "
+        "within tol·max(1, max|K_ij|) of 0 counts as zero, and so does the rest of its column.",
     )
     def _():
         Z = rng.normal(size=(15, 3)) * 10
         is_none(Z @ Z.T, "ZZᵀ with rank 3")
+        is_none(np.zeros((4, 4)), "the zero matrix")
 
     @c.test(
-        "returns a unit c with cᵀKc < 0 for a matrix with a negative eigenvalue",
-        "the minimum of cᵀKc over unit vectors is reached at a particular vector: which one?",
+        "returns a unit c with cᵀKc < 0 for matrices with a negative eigenvalue",
+        "stop at the first Schur-complement diagonal entry s < −tol·scale; the vector that "
+        "is 1 there and −L₁₁⁻ᵀℓ on the pivots taken so far has cᵀKc = s (one triangular solve).",
     )
     def _():
         lam = rng.uniform(1, 2, size=8)
         lam[rng.integers(8)] = -0.05
         witness(_with_eigenvalues(rng, lam), "a matrix with eigenvalue -0.05")
+        B, v = rng.normal(size=(12, 12)), rng.normal(size=12)
+        K = B @ B.T
+        K -= 1.5 * (v @ K @ v) / (v @ v) * np.outer(v, v) / (v @ v)
+        assert v @ K @ v < 0  # v is a known negative direction
+        witness(K, "BBᵀ − s vvᵀ with vᵀKv < 0")
+
+    @c.test(
+        "finds a witness when the diagonal is zero but K is not: [[0, 1], [1, 0]] and others",
+        "a zero pivot may be skipped only when the rest of its Schur-complement row is zero "
+        "too; otherwise two coordinates give a negative 2 × 2 block.",
+    )
+    def _():
         witness(np.array([[0.0, 1.0], [1.0, 0.0]]), "[[0, 1], [1, 0]]")
+        G = rng.normal(size=(5, 5))
+        K = np.zeros((7, 7))
+        K[:5, :5] = G @ G.T
+        K[5, 6] = K[6, 5] = float(rng.uniform(0.5, 2))
+        p = rng.permutation(7)
+        witness(K[np.ix_(p, p)], "a matrix with two zero diagonal entries and a nonzero K_ij")
 
     @c.test(
         "raises ValueError for a non-symmetric or non-square matrix",
@@ -79,33 +160,56 @@ def q1(student_psd_witness, *, seed=None):
     c.finish()
 
 
-def q2(student_poly2_features, *, seed=None):
-    """Check ``poly2_features(X)``: ``Φ Φᵀ`` must equal the Gram matrix of (xᵀy + 1)²."""
+def _all_subsets_gram(X, Y):
+    """∏_j (1 + x_j y_j), the kernel evaluated directly in O(d) per pair."""
+    return np.prod(1.0 + X[:, None, :] * Y[None, :, :], axis=2)
+
+
+def q2(student_subset_features, *, seed=None):
+    """Check ``subset_features(X)``: n × 2^d features whose Gram matrix is ∏_j (1 + x_j y_j)."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw1.q2", student_poly2_features)
-
-    for d in (1, 3):
-
-        @c.test(
-            f"Φ Φᵀ equals the Gram matrix of (xᵀy + 1)² for d = {d}",
-            "expand (xᵀy + 1)² and read off one feature per term, its coefficient shared "
-            "between φ(x) and φ(y).",
-        )
-        def _(d=d):
-            X = rng.normal(size=(7, d))
-            Phi = np.asarray(c.fn(X))
-            assert Phi.ndim == 2 and Phi.shape[0] == 7, (
-                f"expected one row per sample, shape (7, D); got {Phi.shape}"
-            )
-            close(Phi @ Phi.T, (X @ X.T + 1.0) ** 2, what="Φ Φᵀ")
+    c = SelfCheck("hw1.q2", student_subset_features)
 
     @c.test(
-        "the dimension D is finite and at most (d + 1)²",
-        "the monomials of degree ≤ 2 in d variables suffice (even (d + 1)(d + 2)/2 of them).",
+        "shape (n, 2^d) for d = 1, …, 8",
+        "one feature per subset S of the d coordinates: each step doubles the width.",
     )
     def _():
-        Phi = np.asarray(c.fn(rng.normal(size=(4, 5))))
-        assert Phi.shape[1] <= 36, f"D = {Phi.shape[1]} for d = 5"
+        for d in range(1, 9):
+            Phi = np.asarray(c.fn(rng.normal(size=(3, d))))
+            assert Phi.shape == (3, 2**d), f"for d = {d} got shape {Phi.shape}, not (3, 2^d)"
+
+    @c.test(
+        "Φ Φᵀ equals the Gram matrix of ∏ (1 + x_j y_j) for d = 1, …, 8",
+        "the kernel is a product over coordinates of 1 + x_j y_j, whose features are (1, x_j): "
+        "apply the product rule (question 3) one coordinate at a time.",
+    )
+    def _():
+        for d in range(1, 9):
+            X = rng.normal(size=(6, d))
+            Phi = np.asarray(c.fn(X), dtype=float)
+            assert Phi.ndim == 2 and Phi.shape[0] == 6, (
+                f"expected one row per sample for d = {d}; got shape {Phi.shape}"
+            )
+            close(Phi @ Phi.T, _all_subsets_gram(X, X), what=f"Φ Φᵀ for d = {d}")
+
+    @c.test(
+        "the features of x are the monomials ∏_{j∈S} x_j, one per subset S (in any order)",
+        "no coefficients: each subset's monomial appears once with weight 1, the empty "
+        "subset giving the constant 1.",
+    )
+    def _():
+        d = int(rng.integers(2, 6))
+        x = rng.uniform(0.5, 2.0, size=(1, d)) * rng.choice([-1.0, 1.0], size=(1, d))
+        got = np.sort(np.asarray(c.fn(x), dtype=float).ravel())
+        want = np.sort(
+            [
+                np.prod(x[0, list(S)])
+                for r in range(d + 1)
+                for S in itertools.combinations(range(d), r)
+            ]
+        )
+        close(got, want, what="the sorted features of one point")
 
     c.finish()
 
