@@ -13,6 +13,7 @@ Two rules keep the checks honest without shipping an answer:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import threading
@@ -216,10 +217,16 @@ class SelfCheck:
         self.allow = allow
         self.results = []  # (description, ok, message, hint)
 
+    def extra_guard(self):
+        """A further recording guard for what this question refuses beyond the package (a
+        :class:`ProfileHook` with ``calls``), and the reason shown; ``(None, "")`` here."""
+        return None, ""
+
     def fn(self, *args, **kwargs):
-        """Call the student's function under the guard."""
+        """Call the student's function under the guard (and :meth:`extra_guard`'s)."""
         guard = PackageGuard(self.forbid, self.allow)
-        with guard:
+        extra, reason = self.extra_guard()
+        with guard, extra if extra is not None else contextlib.nullcontext():
             out = self.student_fn(*args, **kwargs)
         if guard.calls:
             raise AssertionError(
@@ -227,6 +234,8 @@ class SelfCheck:
                 "yourself (kernelcourse and library solvers are for comparing, outside your "
                 "function)"
             )
+        if extra is not None and extra.calls:
+            raise AssertionError(f"your function calls {extra.calls[0]}: {reason}")
         return out
 
     def test(self, description, hint):
