@@ -61,6 +61,7 @@ from sphinxcontrib.bibtex.style.template import year as bib_year
 logger = logging.getLogger(__name__)
 
 MATHJAX_VERSION = "4.1.3"
+FONT_PACKAGE = "@mathjax/mathjax-newcm-font"
 # The npm packages the book's MathJax comes from, each with the registry's `dist.integrity`
 # of that version's tarball: a changed tarball is refused.  MathJax 4 keeps its default font
 # (New Computer Modern) in a package of its own, loaded by the page as it needs the glyphs.
@@ -69,7 +70,7 @@ MATHJAX_PACKAGES = {
         "sha512-"
         "BN/8Pkgn7G1pIDYJqd9md+JHsE/jydSYbyOZnSdSA0WziuVO8mRxdYiWFumkVVly/8U+hm9DpIIoWuvySverzw=="
     ),
-    "@mathjax/mathjax-newcm-font": (
+    FONT_PACKAGE: (
         "sha512-"
         "gzAB3dFHilHX1l5x2xUqRL+1jDQt3Fyza1DkEMVXWC4E8SvsGdlgEza47HYi2WhVcgfkvf4zgUGzuhbq3Pjlew=="
     ),
@@ -89,9 +90,11 @@ MATHJAX_PARTS = (
     "sre",
 )
 # The font's CHTML part (web fonts and the glyph data loaded on demand), served at
-# ``mathjax/fonts/mathjax-newcm-font/chtml``, where MATHJAX_CONFIG's ``fonts`` path points.
+# ``mathjax/fonts/mathjax-newcm-font/chtml``: MATHJAX_CONFIG's ``fonts`` path points at
+# ``mathjax/fonts``, where MathJax looks for the font package by its name.
 FONT_PARTS = ("chtml",)
-FONT_FOLDER = "fonts/mathjax-newcm-font"
+FONTS = "fonts"
+FONT_FOLDER = f"{FONTS}/{FONT_PACKAGE.split('/')[-1]}"
 STATIC_NAME = "mathjax"
 
 # Merged into Sphinx's ``mathjax3_config`` (MathJax 4 reads the same ``window.MathJax``):
@@ -102,7 +105,7 @@ STATIC_NAME = "mathjax"
 #   generated speech: that runs in a web worker, which a page opened from disk (file://) may
 #   not start.
 MATHJAX_CONFIG = {
-    "loader": {"paths": {"fonts": "[mathjax]/fonts"}},
+    "loader": {"paths": {"fonts": f"[mathjax]/{FONTS}"}},
     "output": {"displayOverflow": "linebreak", "linebreaks": {"inline": True}},
     "options": {
         "menuOptions": {
@@ -237,7 +240,8 @@ def mathjax_static_dir():
     work = pathlib.Path(tempfile.mkdtemp(dir=cache, prefix=".mathjax-"))
     try:
         if modules is not None:
-            core, font = modules / "mathjax", modules / "@mathjax" / "mathjax-newcm-font"
+            # npm installs a package at its name, the scope a folder of its own
+            core, font = (modules.joinpath(*package.split("/")) for package in MATHJAX_PACKAGES)
         else:
             core, font = (
                 _unpack(_checked_tarball(package, folder, not source), work / name)
