@@ -3,11 +3,12 @@
 The float32 row is measured again in fresh processes under two other CPU settings, so that a
 gain on this host's vector width is not taken for a gain on every CPU:
 
-* "AVX2 host": numpy's dispatch, OpenBLAS's kernels and numba's target all held to AVX2 (a
-  host without AVX-512), where this host has AVX-512;
+* "AVX2 host": numpy's dispatch, OpenBLAS's kernels and numba's target (with it the compiled
+  cosine's) all held to AVX2 (a host without AVX-512), where this host has AVX-512;
 * "numba generic": ``NUMBA_CPU_NAME=generic``, numba compiling for the baseline x86-64
   (SSE2), as for caches shared between machines; numpy and OpenBLAS still use the host's
-  width. The compiled cosine is then 4 lanes wide and numpy's is used instead.
+  width. The compiled cosine, which is never cached, is then compiled for the host's width
+  (see ``kernelcourse/features/_cosine.py``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def _cpu_settings():
             "NPY_DISABLE_CPU_FEATURES": " ".join(wider),
             "OPENBLAS_CORETYPE": "Haswell",
             "NUMBA_CPU_NAME": "haswell",
+            "NUMBA_CPU_FEATURES": "",  # haswell's own features, not the host's wider ones
         }
     return {"AVX2 host": avx2, "numba generic": {"NUMBA_CPU_NAME": "generic"}}
 

@@ -2,6 +2,10 @@
 agreement with scikit-learn's RBFSampler, input validation and the estimator checks."""
 
 import math
+import os
+import platform
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -11,7 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelcourse.bounds import hoeffding_deviation
 from kernelcourse.features import RandomFourierFeatures, fourier_features
-from kernelcourse.features.fourier import (
+from kernelcourse.features._cosine import (
     _REDUCTION_CONSTANTS,
     _cos_block,
     _cosine_coefficients,
@@ -131,16 +135,69 @@ def test_compiled_cosine_matches_numpy_over_many_periods(dtype, tol):
     np.testing.assert_allclose(out[0], 0.5 * np.cos(t.astype(np.float64)), rtol=0, atol=tol)
 
 
-@pytest.mark.parametrize("numpy_faster", [False, True])
-def test_float32_cosine_paths_agree(numpy_faster, monkeypatch):
-    # The compiled loop, or numpy's cosine where numba targets the baseline x86-64: either
-    # path is within round-off of the cosine, ties of t / 2π (odd multiples of π) included.
-    from kernelcourse.features import fourier
+# The compiled loop's assembly, in a fresh process under the given environment.
+_LOOP_ASSEMBLY = """
+import numpy as np
+from kernelcourse.features import _cosine
+machine = _cosine._target_machine()
+print(machine.emit_assembly(_cosine._optimized_module(np.dtype(np.float32), False, machine)))
+"""
 
-    monkeypatch.setitem(fourier._NUMPY_COSINE_FASTER, np.dtype(np.float32), numpy_faster)
+
+def _loop_assembly(env):
+    done = subprocess.run(
+        [sys.executable, "-c", _LOOP_ASSEMBLY],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def _host_has_avx():
+    import llvmlite.binding as llvm
+
+    try:
+        return "+avx" in llvm.get_host_cpu_features().flatten().split(",")
+    except RuntimeError:
+        return False
+
+
+x86_64 = pytest.mark.skipif(
+    platform.machine().lower() not in ("x86_64", "amd64"), reason="x86-64 registers"
+)
+
+
+@x86_64
+@pytest.mark.skipif(not _host_has_avx(), reason="the host has no AVX: its width is SSE's")
+def test_cosine_loop_keeps_the_hosts_width_under_numba_generic():
+    # NUMBA_CPU_NAME=generic makes numba's loops four SSE2 lanes (xmm registers) for a cache
+    # any machine can load; the cosine loop is never cached and keeps the host's ymm or zmm.
+    assembly = _loop_assembly({"NUMBA_CPU_NAME": "generic"})
+    assert "ymm" in assembly or "zmm" in assembly
+
+
+@x86_64
+def test_cosine_loop_follows_a_cpu_named_for_numba():
+    # Core 2 has SSE only: a named CPU is followed as numba follows it.
+    assembly = _loop_assembly({"NUMBA_CPU_NAME": "core2", "NUMBA_CPU_FEATURES": ""})
+    assert "xmm" in assembly and "ymm" not in assembly and "zmm" not in assembly
+
+
+def test_cosine_loop_refuses_rows_that_are_not_contiguous():
+    t = np.zeros((4, 6), dtype=np.float32)[:, ::2]
+    with pytest.raises(ValueError, match="t must be a matrix with contiguous rows"):
+        _cos_block(t, np.ones(3, dtype=np.float32), exact=False)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_float32_cosine_paths_agree(exact):
+    # The compiled loop or numpy's cosine: either path is within round-off of the cosine,
+    # ties of t / 2π (odd multiples of π) included.
     t = np.concatenate([np.linspace(-900.0, 900.0, 50_001), np.arange(-41, 42, 2) * np.pi])
     out = t.astype(np.float32).reshape(1, -1)
-    _cos_block(out, np.full(out.shape[1], 2.0, dtype=np.float32), exact=False)
+    _cos_block(out, np.full(out.shape[1], 2.0, dtype=np.float32), exact=exact)
     assert out.dtype == np.float32
     expected = 2.0 * np.cos(t.astype(np.float32).astype(np.float64))
     np.testing.assert_allclose(out[0], expected, rtol=0, atol=1.2e-6)
@@ -372,14 +429,12 @@ def test_features_of_timestamps_stay_bounded_and_match_numpy(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("numpy_faster", [False, True])
-def test_features_over_many_blocks_and_threads_match_numpy(dtype, numpy_faster, monkeypatch):
+def test_features_over_many_blocks_and_threads_match_numpy(dtype, monkeypatch):
     # Each thread multiplies into a block of its own and the cosine writes the output: every
     # block must land on its own rows, the large rows (numpy's cosine) included, with one
     # scale for all columns (folded into the polynomial) or a scale per column.
     from kernelcourse.features import fourier
 
-    monkeypatch.setitem(fourier._NUMPY_COSINE_FASTER, np.dtype(dtype), numpy_faster)
     monkeypatch.setattr(fourier, "_BLOCK_ELEMENTS", 7 * 64)  # blocks of 7 rows
     rng = np.random.default_rng(5)
     X = rng.normal(size=(200, 4))
@@ -420,19 +475,16 @@ def test_features_of_a_row_do_not_depend_on_its_neighbours(d, n_components, dtyp
             np.testing.assert_array_equal(rff.transform(X[i : i + 1])[0], Z[i])
 
 
-@pytest.mark.parametrize("numpy_faster", [False, True])
-def test_cos_block_writes_out_of_place(numpy_faster, monkeypatch):
-    from kernelcourse.features import fourier
-
-    monkeypatch.setitem(fourier._NUMPY_COSINE_FASTER, np.dtype(np.float32), numpy_faster)
+@pytest.mark.parametrize("exact", [False, True])
+def test_cos_block_writes_out_of_place(exact):
     rng = np.random.default_rng(1)
     t = (rng.normal(size=(6, 33)) * 50).astype(np.float32)
     t[2, 5] = 1e7  # beyond the exact reduction: that row goes to numpy's cosine
     scale = rng.uniform(0.5, 2.0, 33).astype(np.float32)
     out = np.full_like(t, np.nan)
-    _cos_block(t.copy(), scale, exact=False, out=out)
+    _cos_block(t.copy(), scale, exact=exact, out=out)
     in_place = t.copy()
-    _cos_block(in_place, scale, exact=False)
+    _cos_block(in_place, scale, exact=exact)
     np.testing.assert_array_equal(out, in_place)
     np.testing.assert_allclose(out, scale * np.cos(t.astype(np.float64)), rtol=0, atol=1e-5)
 

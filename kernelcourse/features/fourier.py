@@ -18,12 +18,8 @@ import math
 import numbers
 import os
 import threading
-from fractions import Fraction
 
 import numpy as np
-from numba import config as numba_config
-from numba import njit
-from numpy.polynomial import Chebyshev, Polynomial
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
@@ -36,6 +32,7 @@ from .._threads import for_each_row_block
 from .._validation import as_float_matrix, validate_data
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
+from ._cosine import _beyond_exact_reduction, _cos_block, _cosine_plan
 
 __all__ = ["RandomFourierFeatures", "fourier_features"]
 
@@ -47,172 +44,6 @@ _TWO_PI = 2.0 * math.pi
 # per-block numpy calls cost nothing next to the work, small enough that each thread's
 # product block stays in cache for the element-wise pass that follows it.
 _BLOCK_ELEMENTS = 1 << 19
-
-
-def _cosine_coefficients(degree, dtype):
-    r"""Power-basis coefficients, highest first, of the polynomial p of the given degree
-    with p(u) ≈ cos(√u) on [0, π²]: Chebyshev interpolation, so that cos r ≈ p(r²) on
-    [−π, π] with a maximum error of 1.1e-8 at degree 6 and 3e-15 at degree 10."""
-    p = Chebyshev.interpolate(lambda u: np.cos(np.sqrt(u)), degree, domain=[0.0, math.pi**2])
-    return tuple(dtype.type(c) for c in p.convert(kind=Polynomial).coef[::-1])
-
-
-# Degree 6 is below float32 round-off; degree 10 is at float64 round-off.
-_COS_COEFFICIENTS = {
-    np.dtype(np.float32): _cosine_coefficients(6, np.dtype(np.float32)),
-    np.dtype(np.float64): _cosine_coefficients(10, np.dtype(np.float64)),
-}
-# 2π to 64 significant digits, so that its split below is exact in either dtype.
-_TWO_PI_EXACT = Fraction(
-    "6.283185307179586476925286766559005768394338798750211641949889184615632812572417997256"
-)
-
-
-def _round_to_bits(value, bits):
-    """``value`` (a non-zero Fraction) rounded to ``bits`` significant bits, as a Fraction."""
-    exponent = math.floor(math.log2(abs(value)))
-    unit = Fraction(2) ** (exponent - bits + 1)
-    return round(value / unit) * unit
-
-
-def _reduction_constants(dtype, free_bits):
-    r"""Cody–Waite constants for :math:`r = t - k\,2\pi` in ``dtype``, accurate for
-    :math:`|k| < 2^{\text{free\_bits}}`.
-
-    2π ≈ c₁ + c₂ where c₁ has ``free_bits`` trailing zero bits, so that k·c₁ is an exact
-    product and t − k·c₁ is exact (Sterbenz); c₂ is the rest to the dtype's precision, so r
-    carries only the rounding of k·c₂ and of the last subtraction (k·c₂ is below π) and the
-    k·(2π − c₁ − c₂) left out, a few units of round-off in all. Beyond that range the fast path
-    hands the row to numpy's cosine (see :func:`_cos_block`).
-
-    Returns ``(limit, 1/2π, c₁, c₂)``: the reduction covers :math:`|t| \le` ``limit``.
-    """
-    bits = np.finfo(dtype).nmant + 1
-    c1 = _round_to_bits(_TWO_PI_EXACT, bits - free_bits)
-    c2 = _round_to_bits(_TWO_PI_EXACT - c1, bits)
-    # Two periods of margin, so that k = rint(t / 2π) stays below 2^free_bits after rounding.
-    limit = (2**free_bits - 2) * _TWO_PI
-    return tuple(dtype.type(float(c)) for c in (limit, 1 / _TWO_PI_EXACT, c1, c2))
-
-
-# 2^10 periods (|t| < 6.4e3) in float32 and 2^26 (|t| < 4.2e8) in float64: within these k·c₁
-# fits the mantissa and the left-out k·(2π − c₁ − c₂) stays below round-off.
-_REDUCTION_CONSTANTS = {
-    np.dtype(np.float32): _reduction_constants(np.dtype(np.float32), 10),
-    np.dtype(np.float64): _reduction_constants(np.dtype(np.float64), 26),
-}
-# 1.5 · 2^p (p + 1 mantissa bits): (x + s) − s rounds x to the nearest integer, ties to even as
-# rint does, for |x| < 2^(p−1). One addition and one subtraction vectorise on any x86-64, where
-# rint needs SSE4.1 and otherwise becomes a library call per element (NUMBA_CPU_NAME=generic).
-_ROUNDING_SHIFTER = {
-    np.dtype(np.float32): np.float32(1.5 * 2**23),
-    np.dtype(np.float64): np.float64(1.5 * 2**52),
-}
-# Compiled for the baseline x86-64 (NUMBA_CPU_NAME=generic), numba has 4-wide SSE2 vectors,
-# while numpy's float32 cosine picks the host's widest at run time and is then the faster one;
-# numpy's float64 cosine is not vectorised, and the compiled one stays ahead in any case.
-_NUMPY_COSINE_FASTER = {
-    np.dtype(np.float32): numba_config.CPU_NAME == "generic",
-    np.dtype(np.float64): False,
-}
-
-
-# No "reassoc" among the fast-math flags: it could fold the two-part reduction into one.
-@njit(nogil=True, cache=True, fastmath={"contract", "afn", "arcp", "nsz"})
-def _scaled_cos(t, out, offset, scale, coef, inv_two_pi, c1, c2, shifter, skip):
-    """``out[i, j] ← scale[j] · cos(t[i, j] + offset[j])`` for the rows i with ``skip[i]``
-    False (``out`` may be ``t``): reduce the argument x to r ∈ [−π, π] by r = x − k·2π with
-    k = round(x / 2π) (two-part Cody–Waite, accurate while |x| is within the range of
-    :func:`_reduction_constants`; the rounding by ``shifter``, see ``_ROUNDING_SHIFTER``),
-    then cos r = p(r²) by Horner's rule.
-
-    ``offset=None`` means no offset. ``scale=None`` means that one scale for every column is
-    already in ``coef``, which saves the last multiplication in the common case. (numba
-    compiles one loop for each, without the branch that does not apply.)"""
-    n, D = t.shape
-    for i in range(n):
-        if skip[i]:
-            continue
-        row, dst = t[i], out[i]
-        for j in range(D):
-            x = row[j] if offset is None else row[j] + offset[j]
-            k = (x * inv_two_pi + shifter) - shifter
-            r = (x - k * c1) - k * c2
-            u = r * r
-            p = coef[0]
-            for m in range(1, len(coef)):
-                p = p * u + coef[m]
-            dst[j] = p if scale is None else scale[j] * p
-
-
-def _check_arguments_finite(t):
-    if not np.isfinite(t).all():
-        raise ValueError(
-            "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
-            "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
-        )
-
-
-def _cosine_plan(scale):
-    """The polynomial's coefficients and the per-column scale for :func:`_scaled_cos`: one
-    scale for every column goes into the coefficients (column scale None)."""
-    coef = _COS_COEFFICIENTS[scale.dtype]
-    if np.all(scale == scale[0]):
-        return tuple(c * scale[0] for c in coef), None
-    return coef, scale
-
-
-def _cos_block(t, scale, exact, fallback=None, plan=None, out=None, offset=None):
-    """``out ← scale · cos(t + offset)``, by :func:`_scaled_cos` or, with ``exact=True`` (and
-    in float32 where numba targets the baseline x86-64), by numpy's cosine. ``out`` None
-    means in place; otherwise ``t`` is scratch, left overwritten. ``offset`` None means 0.
-
-    The rows flagged in the boolean mask ``fallback`` go to numpy's cosine as well; None
-    flags every row holding an argument beyond the exact reduction range (or NaN). So both
-    paths agree to round-off for every finite argument; a non-finite argument raises. A mask
-    from :func:`_beyond_exact_reduction` also vouches that the rows it leaves unflagged are
-    finite, so only flagged rows are checked. ``plan`` is :func:`_cosine_plan` of ``scale``,
-    passed in when many blocks share it."""
-    if out is None:
-        out = t
-    if fallback is None:
-        limit = _REDUCTION_CONSTANTS[t.dtype][0]
-        arg = t if offset is None else t + offset
-        fallback = ~(np.abs(arg) <= limit).all(axis=1)
-    if exact or _NUMPY_COSINE_FASTER[t.dtype]:
-        if offset is not None:
-            t += offset
-        if exact or fallback.any():
-            _check_arguments_finite(t)
-        np.cos(t, out=t)
-        np.multiply(t, scale, out=out)
-        return
-    _, *constants = _REDUCTION_CONSTANTS[t.dtype]
-    coef, column_scale = _cosine_plan(scale) if plan is None else plan
-    shifter = _ROUNDING_SHIFTER[t.dtype]
-    _scaled_cos(t, out, offset, column_scale, coef, *constants, shifter, fallback)
-    if fallback.any():
-        rows = np.flatnonzero(fallback)
-        flagged = t[rows] if offset is None else t[rows] + offset
-        _check_arguments_finite(flagged)
-        np.cos(flagged, out=flagged)
-        flagged *= scale
-        out[rows] = flagged
-
-
-def _beyond_exact_reduction(X, W, offset):
-    r"""Rows of X for which some :math:`|\omega_j^T x + b_j|` may leave the exact range of the
-    compiled cosine, by Cauchy–Schwarz: :math:`\|x\|\max_j\|\omega_j\| + \max_j|b_j|`,
-    widened by the rounding of the matrix product and of the norms (taken in X's dtype: a
-    float32 square that overflows flags its row, which is safe). O(n d), against O(n d D) for
-    the features. A row not flagged has finite arguments."""
-    limit = float(_REDUCTION_CONSTANTS[X.dtype][0])
-    eps = float(np.finfo(X.dtype).eps)
-    with np.errstate(over="ignore", invalid="ignore"):
-        x_norm = np.sqrt(np.einsum("ij,ij->i", X, X).astype(np.float64))
-        w_norm = float(np.sqrt(np.einsum("ij,ij->j", W, W, dtype=np.float64)).max())
-        bound = x_norm * w_norm + float(np.abs(offset).max())
-    return ~(bound * (1.0 + 4.0 * (X.shape[1] + 1) * eps) <= limit)
 
 
 # Leverage scoring beyond this much arithmetic (minutes at ~10 GFLOP/s) is refused up front.
