@@ -81,8 +81,9 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     cache, and writes the output. Blocks are shared among ``n_threads`` threads (BLAS and the
     compiled pass release the GIL). This is the kernel of
     :meth:`RandomFourierFeatures.transform`. The cosine is an exact range reduction followed
-    by a polynomial (see :func:`_cosine_coefficients`), which agrees with ``np.cos`` to a few
-    units of round-off. The reduction is exact while :math:`|t| < 6.4\cdot10^3` in float32
+    by a polynomial, compiled for the vector width of the CPU it runs on (see the module
+    ``kernelcourse.features._cosine``); it agrees with ``np.cos`` to a few units of
+    round-off. The reduction is exact while :math:`|t| < 6.4\cdot10^3` in float32
     and :math:`4.2\cdot10^8` in float64; rows of X that may give a larger argument (bounded
     by :math:`\|x\|\max_j\|\omega_j\| + \max_j|b_j|`, e.g. raw timestamps) are evaluated
     with ``np.cos`` instead, so the result is right for every finite input.
