@@ -185,10 +185,21 @@ def test_cosine_loop_follows_a_cpu_named_for_numba():
     assert "xmm" in assembly and "ymm" not in assembly and "zmm" not in assembly
 
 
-def test_cosine_loop_refuses_rows_that_are_not_contiguous():
+def test_cosine_loop_refuses_memory_it_would_read_wrongly():
+    # The loop reads raw pointers: a layout or a length it does not expect must raise.
+    one = np.ones(3, dtype=np.float32)
     t = np.zeros((4, 6), dtype=np.float32)[:, ::2]
     with pytest.raises(ValueError, match="t must be a matrix with contiguous rows"):
-        _cos_block(t, np.ones(3, dtype=np.float32), exact=False)
+        _cos_block(t, one, exact=False)
+    t, rows = np.zeros((4, 3), dtype=np.float32), np.zeros(4, dtype=bool)
+    with pytest.raises(ValueError, match=r"offset and scale must have shape \(3,\)"):
+        _cos_block(t, one, False, rows, offset=np.zeros(2, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"offset and scale must have shape \(3,\)"):
+        _cos_block(t, np.arange(1.0, 3.0, dtype=np.float32), False, rows)
+    with pytest.raises(ValueError, match="out must have t's shape"):
+        _cos_block(t, one, False, rows, out=np.zeros((4, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match=r"skip must have shape \(4,\)"):
+        _cos_block(t, one, False, rows[:3])
 
 
 @pytest.mark.parametrize("exact", [False, True])

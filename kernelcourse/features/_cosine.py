@@ -253,14 +253,22 @@ def _leading_dimension(a, name):
 def _scaled_cos(t, out, offset, column_scale, coef, skip):
     """``out[i] ← scale · cos(t[i] + offset)`` for the rows i not flagged in ``skip``, by the
     compiled loop; ``column_scale`` None means the scale is folded into ``coef``."""
+    n, D = t.shape
+    dtype = t.dtype
+    # The loop reads raw memory: every vector must be contiguous, of t's dtype and length.
+    offset, coef = (np.ascontiguousarray(a, dtype=dtype) for a in (offset, coef))
+    skip = np.ascontiguousarray(skip, dtype=np.bool_)
+    scale = coef if column_scale is None else np.ascontiguousarray(column_scale, dtype=dtype)
+    if out.shape != t.shape or out.dtype != dtype:
+        raise ValueError(f"out must have t's shape {t.shape} and dtype {dtype}.")
+    if offset.shape != (D,) or (column_scale is not None and scale.shape != (D,)):
+        raise ValueError(f"offset and scale must have shape ({D},), one entry per column.")
+    if skip.shape != (n,) or coef.shape != (len(_COS_COEFFICIENTS[dtype]),):
+        raise ValueError(f"skip must have shape ({n},) and coef the polynomial's length.")
     if t.size == 0:
         return
-    dtype = t.dtype
     loop = _compiled_loop(dtype, column_scale is not None)
     _, inv_two_pi, c1, c2 = _REDUCTION_CONSTANTS[dtype]
-    skip = np.ascontiguousarray(skip, dtype=np.bool_)
-    scale = column_scale if column_scale is not None else coef  # read only when scaled
-    n, D = t.shape
     loop(
         t.ctypes.data,
         out.ctypes.data,
