@@ -249,6 +249,22 @@ def test_guard_records_calls_into_the_package_and_restores_the_profiler():
     assert not [c for c in guard.calls if c.startswith("kernelcourse.kernels")]
 
 
+def test_guard_records_the_checks_own_helpers_but_not_their_callbacks():
+    # A check's helpers may compute what a question asks (hw4's violating pairs): a student's
+    # function may not call them. The callbacks a check hands over, and what they call, run.
+    from kernelcourse.homework.check import hw7, hw8
+    from kernelcourse.kernels import RBF
+
+    X = np.arange(6.0).reshape(3, 2)
+    with PackageGuard() as guard:
+        fold_of = hw7.row_folds(3)
+    assert guard.calls == ["kernelcourse.homework.check.hw7.row_folds"]
+    counting = hw8.CountingKernel(RBF(1.0))
+    with PackageGuard() as guard:
+        fold_of(X), counting(X, X), counting.diag(X)
+    assert guard.calls == [] and counting.evaluated == 12
+
+
 def test_profile_hooks_nest_chain_and_restore_both_profilers():
     """The guard and hw2's factorisation counter share one hook: nested, both see every
     event, and the profile functions of this thread and of new threads come back as they
@@ -266,7 +282,8 @@ def test_profile_hooks_nest_chain_and_restore_both_profilers():
     sys.setprofile(outer)
     threading.setprofile(outer)
     try:
-        with PackageGuard() as guard, FactorisationCounter(side=5) as counter:
+        counter = FactorisationCounter(side=5)
+        with PackageGuard() as guard, counter:
             kernels.RBF(gamma=1.0)(np.zeros((2, 1)))
             np.linalg.cholesky(np.eye(8))
         assert sys.getprofile() is outer and threading.getprofile() is outer

@@ -6,9 +6,12 @@ Two rules keep the checks honest without shipping an answer:
   two forms, an invariance, a distribution) or compares it with a :class:`Fingerprint`: a few
   rounded summaries of the expected output for a fixed seeded input, which reveal no formula.
 * While the student's function runs, :class:`PackageGuard` records every call into
-  ``kernelcourse`` (outside :mod:`kernelcourse.homework`) and into the third-party routines
-  that would answer the question (e.g. ``sklearn.svm`` for SMO). A function that lets the
-  package do the work fails every test of its check, with a message naming what it called.
+  ``kernelcourse`` and into the third-party routines that would answer the question (e.g.
+  ``sklearn.svm`` for SMO). A function that lets the package do the work fails every test of
+  its check, with a message naming what it called. The checks' own helpers count as package
+  code too, since some of them compute what a question asks (a student can read them); only
+  the callbacks a check hands to the student's function, marked with :func:`handed`, and this
+  module's machinery may run.
 """
 
 from __future__ import annotations
@@ -20,12 +23,30 @@ import threading
 
 import numpy as np
 
-__all__ = ["SelfCheck", "ProfileHook", "PackageGuard", "Fingerprint", "fresh_rng", "close"]
+__all__ = [
+    "SelfCheck",
+    "ProfileHook",
+    "PackageGuard",
+    "Fingerprint",
+    "fresh_rng",
+    "close",
+    "handed",
+]
 
-#: Code that a student's function may not call while it is being checked.
+#: Code that a student's function may not call while it is being checked...
 PACKAGE = "kernelcourse"
-#: ...except the checks themselves (they hand the student's function callbacks of their own).
-ALLOWED = ("kernelcourse.homework",)
+#: ...except this machinery (the guards' own exits run inside the block) and the callbacks
+#: marked with :func:`handed`.
+ALLOWED = (__name__,)
+#: Code objects of the callbacks that checks hand to the students' functions.
+_HANDED = set()
+
+
+def handed(fn):
+    """Mark ``fn`` (a function, lambda or method) as a callback a check hands to the student's
+    function: the guard lets it, and whatever it calls, run. Returns ``fn``."""
+    _HANDED.add(fn.__code__)
+    return fn
 
 
 def fresh_rng(seed):
@@ -107,23 +128,31 @@ class PackageGuard(ProfileHook):
         self._verdict = {}  # code object -> forbidden?
         self._depth = 0
 
-    def _forbidden(self, frame):
+    def _verdict_of(self, frame):
+        """``"forbidden"``, ``"handed"`` (a check's callback) or None (free to run)."""
         code = frame.f_code
-        verdict = self._verdict.get(code)
-        if verdict is None:
+        if code not in self._verdict:
             module = frame.f_globals.get("__name__", "") or ""
-            verdict = _matches(module, self.forbid) and not _matches(module, self.allow)
+            if code in _HANDED:
+                verdict = "handed"
+            elif _matches(module, self.forbid) and not _matches(module, self.allow):
+                verdict = "forbidden"
+            else:
+                verdict = None
             self._verdict[code] = verdict
-        return verdict
+        return self._verdict[code]
 
     def _event(self, frame, event, arg):
+        # Calls below a forbidden call or a callback are not the student's own: depth counts
+        # them, and only a forbidden call entered from the student's code is recorded.
         if event == "call":
-            if self._forbidden(frame):
-                if self._depth == 0:
+            verdict = self._verdict_of(frame)
+            if verdict is not None:
+                if self._depth == 0 and verdict == "forbidden":
                     module = frame.f_globals.get("__name__", "")
                     self.calls.append(f"{module}.{frame.f_code.co_qualname}")
                 self._depth += 1
-        elif event == "return" and self._depth and self._forbidden(frame):
+        elif event == "return" and self._depth and self._verdict_of(frame) is not None:
             self._depth -= 1
 
 

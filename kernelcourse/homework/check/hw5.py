@@ -16,7 +16,7 @@ import tracemalloc
 import numpy as np
 
 from ...kernels import RBF
-from ._core import PackageGuard, SelfCheck, close, fresh_rng
+from ._core import PackageGuard, SelfCheck, close, fresh_rng, handed
 from .hw8 import CountingKernel
 
 __all__ = ["q1", "q2", "CountingKernel"]
@@ -159,6 +159,7 @@ class _Counted:
     def __init__(self, A):
         self.A, self.calls = A, 0
 
+    @handed
     def __call__(self, v):
         self.calls += 1
         return self.A @ np.asarray(v, dtype=float)
@@ -171,7 +172,7 @@ def q2(student_pcg_ritz, *, seed=None):
 
     def run(A, b, d, tol, max_iter=1000):
         matvec = _Counted(A)
-        x, ritz = c.fn(matvec, b, lambda r: np.asarray(r, dtype=float) / d, tol, max_iter)
+        x, ritz = c.fn(matvec, b, handed(lambda r: np.asarray(r, dtype=float) / d), tol, max_iter)
         x, ritz = np.asarray(x, dtype=float), np.asarray(ritz, dtype=float)
         assert x.shape == b.shape, f"x has shape {x.shape}, expected {b.shape}"
         assert ritz.ndim == 1, f"ritz has shape {ritz.shape}, expected one value per iteration"
@@ -252,7 +253,7 @@ def q2(student_pcg_ritz, *, seed=None):
         b = rng.normal(size=n)
         A_inv = np.linalg.inv(A)
         matvec = _Counted(A)
-        x, ritz = c.fn(matvec, b, lambda r: A_inv @ np.asarray(r, dtype=float), 1e-8, 50)
+        x, ritz = c.fn(matvec, b, handed(lambda r: A_inv @ np.asarray(r, dtype=float)), 1e-8, 50)
         ritz = np.asarray(ritz, dtype=float)
         assert len(ritz) == 1, f"{len(ritz)} iterations"
         close(ritz, np.ones(1), rtol=1e-8, what="the Ritz value")

@@ -17,7 +17,7 @@ import zlib
 
 import numpy as np
 
-from ._core import SelfCheck, close, fresh_rng
+from ._core import SelfCheck, close, fresh_rng, handed
 
 __all__ = ["q1", "q2", "q3", "chunks", "row_folds"]
 
@@ -25,6 +25,7 @@ __all__ = ["q1", "q2", "q3", "chunks", "row_folds"]
 SOLVERS = ("sklearn.linear_model", "sklearn.kernel_ridge", "sklearn.model_selection")
 
 
+@handed
 def chunks(X, y, size):
     """A one-shot stream of (X_block, y_block) pairs of ``size`` rows (the last may be shorter)."""
     for start in range(0, len(X), size):
@@ -37,6 +38,7 @@ def row_folds(k):
     A row lands in the same fold on every pass, however the stream is cut into chunks.
     """
 
+    @handed
     def fold_of(X_block):
         X_block = np.ascontiguousarray(X_block, dtype=float)
         return np.array([zlib.crc32(row.tobytes()) % k for row in X_block], dtype=int)
@@ -54,6 +56,7 @@ class _Features:
         self.D = D
         self.calls = []
 
+    @handed
     def __call__(self, X):
         X = np.asarray(X, dtype=float)
         self.calls.append(len(X))
@@ -69,6 +72,7 @@ class _Reader:
         self.passes = 0
         self.streams = []
 
+    @handed
     def __call__(self):
         self.passes += 1
         stream = chunks(self.X, self.y, self.size)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import RBF
-from ._core import SelfCheck, close, fresh_rng
+from ._core import SelfCheck, close, fresh_rng, handed
 
 __all__ = ["q1", "q2", "q3", "CountingKernel"]
 
@@ -32,11 +32,13 @@ class CountingKernel:
         self.kernel = kernel
         self.evaluated = 0
 
+    @handed
     def __call__(self, A, B):
         A, B = np.atleast_2d(A), np.atleast_2d(B)
         self.evaluated += len(A) * len(B)
         return self.kernel(A, B)
 
+    @handed
     def diag(self, A):
         A = np.atleast_2d(A)
         self.evaluated += len(A)
