@@ -106,7 +106,8 @@ def _worst_errors(kernel, centers, X, rng, n_functions=20):
 
 
 def q2(student_power_function, *, seed=None):
-    """Check ``power_function(kernel, centers, X)``: zero at the centres, bounded, monotone."""
+    """Check ``power_function(kernel, centers, points)``: zero at the centres, bounded,
+    monotone."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw8.q2", student_power_function, forbid=SOLVERS, allow=KERNELS)
     kernel = RBF(gamma=float(rng.uniform(0.5, 2)))
