@@ -594,10 +594,16 @@ def _walk_kernel_without_mask(A1, labels1, A2, labels2, lam, tol):
     return float(X.sum()), it
 
 
+def _shared_signs(F1, F2, D, rng):
+    """hw1 q3 with one sign matrix for both factors: E[(rᵀa)(rᵀb)(rᵀc)(rᵀe)] has extra terms."""
+    R = rng.choice([-1.0, 1.0], size=(max(F1.shape[1], F2.shape[1]), D))
+    return (F1 @ R[: F1.shape[1]]) * (F2 @ R[: F2.shape[1]]) / np.sqrt(D)
+
+
 WRONG = {
     ("hw1", "q1"): (_diagonal_witness, "Schur-complement diagonal entry"),
     ("hw1", "q2"): (_poly2_features, "one coordinate at a time"),
-    ("hw1", "q3"): (lambda F1, F2: np.kron(F1, F2), "products of one entry"),
+    ("hw1", "q3"): (_shared_signs, "independent of each other"),
     ("hw2", "q1"): (_training_residuals, "not r_i itself"),
     ("hw2", "q2"): (_fold_diagonal_only, "not its diagonal"),
     ("hw3", "q1"): (lambda n, d, rng: rng.random((n, d)), "radical inverse"),

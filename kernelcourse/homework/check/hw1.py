@@ -11,6 +11,7 @@ singular values instead, the way the package guard of :mod:`._core` fails a func
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 
 import numpy as np
 
@@ -201,36 +202,79 @@ def q2(student_subset_features, *, seed=None):
     c.finish()
 
 
-def q3(student_product_features, *, seed=None):
-    """Check ``product_features(F1, F2)``: rows φ₁(x) ⊗ φ₂(x), Gram matrix K₁ ∘ K₂."""
+def _sketch_error(Z, F1, F2):
+    """|ZZᵀ − K₁ ∘ K₂| in units of its standard error: one feature z(x)z(y) has variance at
+    most 9‖φ₁(x)‖²‖φ₁(y)‖²‖φ₂(x)‖²‖φ₂(y)‖² for independent signs (E(rᵀa)²(rᵀb)² ≤ 3‖a‖²‖b‖²)."""
+    n1, n2 = np.linalg.norm(F1, axis=1), np.linalg.norm(F2, axis=1)
+    se = 3.0 * np.outer(n1, n1) * np.outer(n2, n2) / np.sqrt(Z.shape[1])
+    return np.max(np.abs(Z @ Z.T - (F1 @ F1.T) * (F2 @ F2.T)) / se)
+
+
+def q3(student_sketch, *, seed=None):
+    """Check ``sketch_product_features(F1, F2, D, rng)``: D random features whose Gram matrix
+    estimates K₁ ∘ K₂ without bias, at a cost linear in D₁ + D₂ (Kar & Karnick 2012)."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw1.q3", student_product_features)
+    c = SelfCheck("hw1.q3", student_sketch)
+
+    def features(F1, F2, D, draw_seed):
+        Z = np.asarray(c.fn(F1, F2, D, np.random.default_rng(draw_seed)), dtype=float)
+        assert Z.shape == (len(F1), D), f"got shape {Z.shape}, expected ({len(F1)}, {D})"
+        assert np.all(np.isfinite(Z)), "the features contain NaN or infinity"
+        return Z
 
     @c.test(
-        "shape (n, D₁·D₂)",
-        "the tensor product of a D₁- and a D₂-vector has D₁·D₂ entries φ₁(x)_a φ₂(x)_b.",
+        "shape (n, D); the generator passed in decides the draw",
+        "draw every random sign from rng, the generator given as an argument.",
     )
     def _():
-        F = np.asarray(c.fn(rng.normal(size=(5, 3)), rng.normal(size=(5, 4))))
-        assert F.shape == (5, 12), f"got shape {F.shape}, expected (5, 12)"
+        F1, F2 = rng.normal(size=(5, 3)), rng.normal(size=(5, 4))
+        one, again = features(F1, F2, 7, 11), features(F1, F2, 7, 11)
+        assert np.array_equal(one, again), "the same generator seed gave different features"
+        other = features(F1, F2, 7, 12)
+        assert not np.array_equal(one, other), "another seed gave the same features"
 
     @c.test(
-        "its Gram matrix is the entrywise product K₁ ∘ K₂",
-        "each output row holds all D₁·D₂ products of one entry of φ₁(x) with one entry of φ₂(x).",
-    )
-    def _():
-        F1, F2 = rng.normal(size=(9, 3)), rng.normal(size=(9, 4))
-        F = np.asarray(c.fn(F1, F2))
-        close(F @ F.T, (F1 @ F1.T) * (F2 @ F2.T), what="the Gram matrix of the product features")
-
-    @c.test(
-        "works row by row (the rows of the output depend only on the same rows of the input)",
-        "compute the tensor product separately for every sample, not for the whole matrices.",
+        "every point gets the same random signs (a row depends only on its own input row)",
+        "draw the signs once, for the feature coordinates, and apply them to every row.",
     )
     def _():
         F1, F2 = rng.normal(size=(6, 2)), rng.normal(size=(6, 3))
-        full = np.asarray(c.fn(F1, F2))
-        one = np.asarray(c.fn(F1[2:3], F2[2:3]))
-        close(full[2:3], one, what="row 2")
+        full = features(F1, F2, 9, 5)
+        close(full[2:3], features(F1[2:3], F2[2:3], 9, 5), what="row 2")
+
+    @c.test(
+        "exact when each kernel has one feature: ZZᵀ = K₁ ∘ K₂ (a sign squared is 1)",
+        "z(x) = (rᵀφ₁(x))(sᵀφ₂(x))/√D with one product per feature; check the scaling 1/√D.",
+    )
+    def _():
+        F1, F2 = rng.normal(size=(5, 1)), rng.normal(size=(5, 1))
+        Z = features(F1, F2, 30, 3)
+        close(Z @ Z.T, (F1 @ F1.T) * (F2 @ F2.T), what="ZZᵀ")
+
+    @c.test(
+        "unbiased: over 10⁵ features ZZᵀ is within 6 standard errors of K₁ ∘ K₂",
+        "the signs r for φ₁ and s for φ₂ must be independent of each other, each sign ±1 "
+        "with probability ½, so that E[rrᵀ] = I and the expectation factorises.",
+    )
+    def _():
+        F1, F2 = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+        Z = features(F1, F2, 100_000, int(rng.integers(1 << 30)))
+        err = _sketch_error(Z, F1, F2)
+        assert err <= 6.0, f"ZZᵀ is {err:.3g} standard errors from K₁ ∘ K₂"
+
+    @c.test(
+        "costs O(nD(D₁ + D₂)) memory: no array with D₁·D₂ columns (D₁ = D₂ = 300)",
+        "multiply Φ₁ and Φ₂ by the sign matrices separately and combine the two n × D results.",
+    )
+    def _():
+        F1, F2 = rng.normal(size=(40, 300)), rng.normal(size=(40, 300))
+        tracemalloc.start()
+        try:
+            features(F1, F2, 20, 0)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        # the tensor features alone would take 40 · 90 000 · 8 bytes = 29 MB
+        assert peak < 4 * 2**20, f"the function allocated {peak / 2**20:.1f} MB at its peak"
 
     c.finish()
