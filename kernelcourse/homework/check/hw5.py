@@ -4,7 +4,8 @@ with a Nyström approximation (Williams & Seeger 2001; :doc:`chapter 9
 
 The checks test what every correct answer has: the preconditioner inverts K̃ + λI for the
 pseudo-inverse form of K̃ (also when a landmark repeats), evaluates only the n·m kernel values
-it needs and never allocates an n × n array; the solver meets its residual, stops at the first
+it needs, never allocates an n × n array and computes no eigenvalues (it factors K_mm by
+Cholesky with pivoting); the solver meets its residual, stops at the first
 iterate that does, uses one product per iteration, and its Ritz values lie inside the spectrum of
 the preconditioned matrix and reach its ends. None stores an expected value.
 """
@@ -17,6 +18,7 @@ import numpy as np
 
 from ...kernels import RBF
 from ._core import PackageGuard, SelfCheck, close, fresh_rng, handed
+from .hw1 import SpectralGuard
 from .hw8 import CountingKernel
 
 __all__ = ["q1", "q2", "CountingKernel"]
@@ -62,10 +64,20 @@ def _problem(rng, n, d=3):
     return X, RBF(gamma=float(rng.uniform(0.3, 1.0)))
 
 
+class _PivotedCheck(SelfCheck):
+    """A self-check whose function may not compute eigenvalues or singular values."""
+
+    def extra_guard(self):
+        return SpectralGuard(), (
+            "this question asks for K_mm's Cholesky factorisation with pivoting, without "
+            "eigenvalues or singular values"
+        )
+
+
 def q1(student_nystroem_preconditioner, *, seed=None):
     """Check ``nystroem_preconditioner(kernel, X, landmarks, lam)``: a function v ↦ (K̃ + λI)⁻¹v."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw5.q1", student_nystroem_preconditioner, forbid=SOLVERS, allow=KERNELS)
+    c = _PivotedCheck("hw5.q1", student_nystroem_preconditioner, forbid=SOLVERS, allow=KERNELS)
 
     def operator(kernel, X, landmarks, lam):
         apply = c.fn(CountingKernel(kernel), X, landmarks, lam)
@@ -83,8 +95,8 @@ def q1(student_nystroem_preconditioner, *, seed=None):
 
     @c.test(
         "returns v ↦ (K̃ + λI)⁻¹ v with K̃ = K_nm K_mm⁺ K_mn, for several λ",
-        "K̃ = Z Zᵀ for an n × r factor Z; then (Z Zᵀ + λI)⁻¹ is the Woodbury identity of "
-        "chapter 4, with one r × r matrix to factor.",
+        "K̃ = Z Zᵀ with Z = K_nJ L_J⁻ᵀ from the pivoted Cholesky factor of K_mm; then "
+        "(Z Zᵀ + λI)⁻¹ is the Woodbury identity of chapter 4, with one r × r matrix to factor.",
     )
     def _():
         X, kernel = _problem(rng, 60)
@@ -95,8 +107,8 @@ def q1(student_nystroem_preconditioner, *, seed=None):
 
     @c.test(
         "a repeated landmark (a singular K_mm) gives the same operator as without the repeat",
-        "a repeated landmark adds a zero eigenvalue to K_mm: K̃ uses the pseudo-inverse "
-        "K_mm⁺, so factor K_mm in a way that drops its null space instead of inverting "
+        "a repeated landmark leaves a zero pivot: stop pivoting when the largest remaining "
+        "pivot is below 10⁻¹⁰ of K_mm's largest diagonal entry instead of dividing by "
         "round-off.",
     )
     def _():
