@@ -594,6 +594,14 @@ def _walk_kernel_without_mask(A1, labels1, A2, labels2, lam, tol):
     return float(X.sum()), it
 
 
+def _gap_at_zero_bias(alpha, K, y, C):
+    """hw4 q1 with b = 0 instead of the b that makes the gap smallest."""
+    beta = alpha * y
+    dual = float(alpha.sum() - 0.5 * beta @ K @ beta)
+    primal = 0.5 * beta @ K @ beta + C * np.maximum(0.0, 1.0 - y * (K @ beta)).sum()
+    return dual, float(primal - dual), 0.0
+
+
 def _shared_signs(F1, F2, D, rng):
     """hw1 q3 with one sign matrix for both factors: E[(rᵀa)(rᵀb)(rᵀc)(rᵀe)] has extra terms."""
     R = rng.choice([-1.0, 1.0], size=(max(F1.shape[1], F2.shape[1]), D))
@@ -608,7 +616,7 @@ WRONG = {
     ("hw2", "q2"): (_fold_diagonal_only, "not its diagonal"),
     ("hw3", "q1"): (lambda n, d, rng: rng.random((n, d)), "radical inverse"),
     ("hw3", "q2"): (_iid_fourier_features, "Halton"),
-    ("hw4", "q1"): (lambda a, K, y: float(a.sum() - (a * y) @ K @ (a * y)), "the ½"),
+    ("hw4", "q1"): (_gap_at_zero_bias, "kink by kink"),
     ("hw4", "q2"): (_unclipped_step, "clip t"),
     ("hw4", "q3"): (lambda a, K, y, C: float(np.mean(y - K @ (a * y))), "free support"),
     ("hw4", "q4"): (_wrong_smo, "within tol"),

@@ -88,47 +88,76 @@ def _kkt_gap(alpha, K, y, C):
     return float(v[beta < U - eps].max() - v[beta > L + eps].min())
 
 
-def q1(student_dual_objective, *, seed=None):
-    """Check ``dual_objective(alpha, K, y)`` = 1ᵀα − ½ αᵀ(yyᵀ ∘ K)α.
+def _primal(alpha, K, y, C, b):
+    """P(β, b) = ½βᵀKβ + C Σ max(0, 1 − y_i((Kβ)_i + b)), the primal objective at
+    w = Σ β_i φ(x_i) and the bias b."""
+    beta = alpha * y
+    Kb = K @ beta
+    return float(0.5 * beta @ Kb + C * np.maximum(0.0, 1.0 - y * (Kb + b)).sum())
 
-    For a linear kernel K = XXᵀ the quadratic term is ‖Σ_i α_i y_i x_i‖², the squared
-    norm of the primal weight vector: the check compares with that, and with the
-    objective's scaling in α.
-    """
+
+def q1(student_duality_gap, *, seed=None):
+    """Check ``duality_gap(alpha, K, y, C)`` = (𝒟(β), P(β, b) − 𝒟(β), b) with b minimising
+    P(β, ·): the dual objective against ‖w‖² for a linear kernel, the gap against the primal
+    at the returned b, that b against its neighbours (P is convex in b), and the gap's sign
+    and its size at LIBSVM's solution."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw4.q1", student_dual_objective, forbid=SVM_SOLVERS)
+    c = SelfCheck("hw4.q1", student_duality_gap, forbid=SVM_SOLVERS)
+    C = 1.0
+
+    def run(alpha, K, y):
+        out = c.fn(alpha, K, y, C)
+        assert len(out) == 3, "return the triple (dual objective, duality gap, b)"
+        dual, gap, b = (float(v) for v in out)
+        assert np.isfinite([dual, gap, b]).all(), "the triple holds NaN or infinity"
+        return dual, gap, b
 
     @c.test(
-        "equals 1ᵀα − ½‖w‖² with w = Σ_i α_i y_i x_i for a linear kernel",
+        "the dual objective equals 1ᵀα − ½‖w‖² with w = Σ_i α_i y_i x_i for a linear kernel",
         "with β = α * y the quadratic term is βᵀ K β; the ½ matters.",
     )
     def _():
         for _ in range(3):
             X = rng.normal(size=(12, 3))
-            y = np.where(rng.uniform(size=12) < 0.5, 1.0, -1.0)
-            alpha = rng.uniform(0, 2, size=12)
+            y = np.where(np.arange(12) % 2 == 0, 1.0, -1.0)
+            alpha = _feasible_alpha(rng, y, C)
             w = X.T @ (alpha * y)
-            got = float(c.fn(alpha, X @ X.T, y))
-            close(got, alpha.sum() - 0.5 * w @ w, what="the dual objective")
+            close(run(alpha, X @ X.T, y)[0], alpha.sum() - 0.5 * w @ w, what="the dual objective")
 
     @c.test(
-        "is 0 at α = 0 and 1ᵀα − ½ αᵀGα scales as t·1ᵀα − t²·½αᵀGα",
-        "both terms vanish when every α_i is 0; the first is linear, the second "
-        "quadratic.",
+        "the gap is P(β, b) − 𝒟(β) at the b returned, and b minimises P(β, ·)",
+        "Σ max(0, 1 − y_i((Kβ)_i + b)) is convex and piecewise linear in b: follow its "
+        "slope from b = −∞, kink by kink.",
     )
     def _():
-        X, y, K = toy_problem(rng, n=6)
-        close(float(c.fn(np.zeros(6), K, y)), 0.0, what="the objective at 0")
-        alpha = rng.uniform(0, 1, size=6)
-        f1, f2, f3 = (float(c.fn(t * alpha, K, y)) for t in (1.0, 2.0, 3.0))
-        # a quadratic through 0 with linear coefficient 1ᵀα: f(t) = s t − q t² / 2
-        s = alpha.sum()
-        q = 2 * (s - f1)
-        close(
-            [f2, f3],
-            [2 * s - 2 * q, 3 * s - 4.5 * q],
-            what="the objective at 2α and 3α",
-        )
+        for _ in range(4):
+            _, y, K = toy_problem(rng, n=int(rng.integers(6, 40)))
+            alpha = _feasible_alpha(rng, y, C)
+            dual, gap, b = run(alpha, K, y)
+            primal = _primal(alpha, K, y, C, b)
+            close(gap, primal - dual, atol=1e-8 * (1 + abs(primal)), what="the gap")
+            for step in (1e-6, 1e-3, 0.1, 1.0, 10.0):
+                for other in (b - step, b + step):
+                    worse = _primal(alpha, K, y, C, other)
+                    assert worse >= primal - 1e-9 * (1 + abs(primal)), (
+                        "another bias gives a smaller primal objective: b is no minimiser"
+                    )
+
+    @c.test(
+        "the gap is ≥ 0 at every feasible α, and below 10⁻⁴ of the objective at LIBSVM's "
+        "solution",
+        "for feasible α (0 ≤ α ≤ C, yᵀα = 0) weak duality gives P(β, b) ≥ 𝒟(β) for every b; "
+        "question 5(d) proves it term by term.",
+    )
+    def _():
+        _, y, K = toy_problem(rng, n=60)
+        for _ in range(5):
+            assert run(_feasible_alpha(rng, y, C), K, y)[1] >= -1e-9, "a negative gap"
+        svc = SVC(C=C, kernel="precomputed", tol=1e-8).fit(K, y)
+        alpha = np.zeros(len(y))
+        alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+        dual, gap, _ = run(alpha, K, y)
+        assert -1e-9 <= gap <= 1e-4 * (1 + abs(dual)), f"gap {gap:.3g} at an optimum"
 
     c.finish()
 
