@@ -19,7 +19,7 @@ from ...kernels import RBF
 from . import _core
 from ._core import SelfCheck, _matches, close, fresh_rng
 
-__all__ = ["q1", "q2", "q3", "SpectralGuard"]
+__all__ = ["q1", "q2", "q3", "SpectralGuard", "FactorisationCheck"]
 
 # Routines of numpy.linalg, scipy.linalg and scipy.sparse.linalg that compute eigenvalues or
 # singular values (matrix_rank, cond, pinv and the matrix 2-norm reach svd and are caught there).
@@ -48,14 +48,16 @@ class SpectralGuard(_core.ProfileHook):
             self.calls.append(f"{public}.{frame.f_code.co_name}")
 
 
-class _FactorisationCheck(SelfCheck):
-    """A self-check whose function may not compute eigenvalues or singular values."""
+class FactorisationCheck(SelfCheck):
+    """A self-check whose function may not compute eigenvalues or singular values;
+    ``reason`` says what the question asks for instead."""
+
+    def __init__(self, label, student_fn, *, reason, **guards):
+        super().__init__(label, student_fn, **guards)
+        self.reason = reason
 
     def extra_guard(self):
-        return SpectralGuard(), (
-            "this question asks for a certificate read off a Cholesky factorisation stopped at "
-            "its first negative pivot, without eigenvalues or singular values"
-        )
+        return SpectralGuard(), self.reason
 
 
 def _with_eigenvalues(rng, lam):
@@ -69,7 +71,12 @@ def q1(student_psd_witness, *, seed=None):
     with cᵀKc < −tol·max(1, max|K_ij|) otherwise, a ValueError for a matrix that cannot be a
     Gram matrix, and no eigenvalue or singular value computed on the way."""
     rng = fresh_rng(seed)
-    c = _FactorisationCheck("hw1.q1", student_psd_witness)
+    c = FactorisationCheck(
+        "hw1.q1",
+        student_psd_witness,
+        reason="this question asks for a certificate read off a Cholesky factorisation stopped "
+        "at its first negative pivot, without eigenvalues or singular values",
+    )
 
     def is_none(K, what):
         got = c.fn(K)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...kernels import RBF
 from ._core import PackageGuard, SelfCheck, close, fresh_rng, handed
-from .hw1 import SpectralGuard
+from .hw1 import FactorisationCheck
 from .hw8 import CountingKernel
 
 __all__ = ["q1", "q2", "CountingKernel"]
@@ -64,20 +64,17 @@ def _problem(rng, n, d=3):
     return X, RBF(gamma=float(rng.uniform(0.3, 1.0)))
 
 
-class _PivotedCheck(SelfCheck):
-    """A self-check whose function may not compute eigenvalues or singular values."""
-
-    def extra_guard(self):
-        return SpectralGuard(), (
-            "this question asks for K_mm's Cholesky factorisation with pivoting, without "
-            "eigenvalues or singular values"
-        )
-
-
 def q1(student_nystroem_preconditioner, *, seed=None):
     """Check ``nystroem_preconditioner(kernel, X, landmarks, lam)``: a function v ↦ (K̃ + λI)⁻¹v."""
     rng = fresh_rng(seed)
-    c = _PivotedCheck("hw5.q1", student_nystroem_preconditioner, forbid=SOLVERS, allow=KERNELS)
+    c = FactorisationCheck(
+        "hw5.q1",
+        student_nystroem_preconditioner,
+        reason="this question asks for K_mm's Cholesky factorisation with pivoting, without "
+        "eigenvalues or singular values",
+        forbid=SOLVERS,
+        allow=KERNELS,
+    )
 
     def operator(kernel, X, landmarks, lam):
         apply = c.fn(CountingKernel(kernel), X, landmarks, lam)
