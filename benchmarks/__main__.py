@@ -36,6 +36,10 @@ def main(argv=None):
                 f"  speed-up {r['ratio']:5.2f}x  (target >= {r['target']:g}x: {met})",
                 flush=True,
             )
+            if "floor" in r:  # what no implementation can beat, to read the ratio against
+                what, floor_s = r["floor"]
+                times = r["ours_s"] / floor_s
+                print(f"    floor, {what}: {floor_s:.3f} s; ours {times:.2f}x it", flush=True)
             rows.append(r)
     return rows
 

@@ -20,6 +20,8 @@ def test_benchmark_runs_at_smoke_size(mod, monkeypatch):
             assert r["name"]
             continue
         assert r["ours_s"] > 0 and r["reference_s"] > 0 and r["target"] > 0
+        if "floor" in r:  # (what, seconds): the cost no implementation can go below
+            assert r["floor"][0] and r["floor"][1] > 0
 
 
 def test_lecture004_record_matches_its_benchmark():
