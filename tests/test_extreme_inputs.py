@@ -869,3 +869,57 @@ def test_kmers_refuses_indices_that_are_not_integers():
     assert k.kmers(np.array([1, 15], dtype=np.int32)) == ["AC", "TT"]
     with pytest.raises(TypeError, match=r"SpectrumKernel\(k=2.*\) \+ an array of shape \(2,\)"):
         k + np.ones(2)
+
+
+_CODES = np.array([[0, 1, 2], [0, 0, 1]])
+_OFFSETS = np.array([0, 3, 5])
+
+
+@pytest.mark.parametrize(
+    "codes, offsets, n_grids, error, message",
+    [
+        # a code past its grid's block: rmatvec wrote outside the output (segmentation fault),
+        # matvec read another grid's (or no) entry and returned a wrong product
+        ([[0, 1, 10**6], [0, 0, 1]], _OFFSETS, 2, ValueError, "codes must lie in"),
+        ([[0, 1, 3], [0, 0, 1]], _OFFSETS, 2, ValueError, "codes must lie in"),
+        ([[0, -2, 1], [0, 0, 1]], _OFFSETS, 2, ValueError, "codes must lie in"),
+        ([[0, 1, 2**40], [0, 0, 1]], [0, 3, 2**41], 2, ValueError, "codes must"),
+        ([[0.0, 1.5, 2.0], [0.0, 0.0, 1.0]], _OFFSETS, 2, TypeError, "codes must be .*integers"),
+        ([0, 1, 2], _OFFSETS, 2, ValueError, r"codes must have shape \(P, n\)"),
+        # offsets of the wrong length or negative: the loops read past the offsets array
+        (_CODES, [0, 3], 2, ValueError, r"offsets must have shape \(3,\)"),
+        (_CODES, [-(10**7), 3, 5], 2, ValueError, "offsets must lie in"),
+        (_CODES, [0, 5, 3], 2, ValueError, "offsets must be non-decreasing"),
+        (_CODES, [0.0, 3.0, 5.0], 2, TypeError, "offsets must be .*integers"),
+        # n_grids 0 or negative: a scale of inf or NaN, every product NaN
+        (_CODES, _OFFSETS, 0, ValueError, "n_grids must be an integer >= 1"),
+        (_CODES, _OFFSETS, 3, ValueError, "n_grids must be P = 2"),
+        (_CODES, _OFFSETS, 2.0, TypeError, "n_grids must be an integer"),
+    ],
+)
+def test_bin_codes_checks_its_arguments_by_name(codes, offsets, n_grids, error, message):
+    from kernelcourse.features import BinCodes
+
+    with pytest.raises(error, match=message):
+        BinCodes(np.asarray(codes), np.asarray(offsets), n_grids)
+
+
+def test_bin_codes_products_check_their_operands_by_name():
+    from kernelcourse.features import BinCodes
+
+    Z = BinCodes(_CODES, _OFFSETS, 2)
+    dense = Z.tocsr().toarray()
+    np.testing.assert_allclose(Z @ np.arange(5.0), dense @ np.arange(5.0))
+    np.testing.assert_allclose(Z.rmatvec(np.arange(3.0)), dense.T @ np.arange(3.0))
+    # a 3-D operand was flattened to 2-D; complex lost its imaginary part with a numpy warning
+    with pytest.raises(ValueError, match=r"V must have 5 rows: shape \(5,\) or \(5, k\)"):
+        Z @ np.ones((5, 2, 2))
+    with pytest.raises(TypeError, match="V must be a real numeric array"):
+        Z @ (np.ones(5) + 1j)
+    with pytest.raises(TypeError, match="R must be a real numeric array"):
+        Z.rmatvec(np.array(["a"] * 3))
+    with pytest.raises(ValueError, match=r"R must have 3 rows"):
+        Z.rmatvec(np.ones(4))
+    # weights of the wrong length were an IndexError from a boolean mask
+    with pytest.raises(ValueError, match="weights has 2 entries"):
+        Z.column_sq_norms(np.ones(2))

@@ -37,7 +37,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_memory, validate_data
+from .._validation import as_float_vector, check_count, check_memory, validate_data
 
 __all__ = ["RandomBinningFeatures", "BinCodes"]
 
@@ -320,28 +320,74 @@ class BinCodes:
 
     Parameters
     ----------
-    codes : ndarray of shape (P, n), int32
-    offsets : ndarray of shape (P + 1,)
-        First column of each grid's block.
+    codes : array of integers of shape (P, n)
+        Cell of point i in grid p, from 0 to (number of cells of grid p) - 1, or -1; stored
+        as int32.
+    offsets : array of integers of shape (P + 1,)
+        First column of each grid's block: non-decreasing from ``offsets[0] >= 0``.
     n_grids : int
         P (the scale is :math:`1/\sqrt P`).
+
+    Raises
+    ------
+    TypeError
+        If ``codes`` or ``offsets`` are not integers, or ``n_grids`` is not an integer.
+    ValueError
+        If the shapes do not agree, or a code lies outside its grid's block (the compiled
+        products index memory with the codes, unchecked).
     """
 
     def __init__(self, codes, offsets, n_grids):
+        codes, offsets = np.asarray(codes), np.asarray(offsets)
+        for name, arr in (("codes", codes), ("offsets", offsets)):
+            if arr.dtype.kind not in "iu":
+                raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype}.")
+        if codes.ndim != 2:
+            raise ValueError(f"codes must have shape (P, n), got shape {codes.shape}.")
+        P = codes.shape[0]
+        if offsets.shape != (P + 1,):
+            raise ValueError(
+                f"offsets must have shape ({P + 1},), one more than the grids in codes, got "
+                f"shape {offsets.shape}."
+            )
+        n_grids = check_count(n_grids, "n_grids")
+        if n_grids != P:
+            raise ValueError(f"n_grids must be P = {P}, the rows of codes, got {n_grids}.")
+        int64 = np.iinfo(np.int64)
+        if offsets.min() < 0 or offsets.max() > int64.max:
+            raise ValueError(f"offsets must lie in [0, {int64.max}].")
+        offsets = offsets.astype(np.int64)
+        n_cells = np.diff(offsets)
+        if (n_cells < 0).any():
+            raise ValueError("offsets must be non-decreasing: each grid's block follows the last.")
+        # The compiled products read and write V[offsets[p] + code]: a code beyond its grid's
+        # block would touch memory outside the arrays (a crash or a silently wrong product).
+        if codes.size and ((codes.min(axis=1) < -1).any() or (codes.max(axis=1) >= n_cells).any()):
+            raise ValueError(
+                "codes must lie in [-1, offsets[p + 1] - offsets[p]) in every grid p (-1 for a "
+                "cell unseen in training)."
+            )
+        if codes.size and codes.max() > np.iinfo(np.int32).max:
+            raise ValueError("codes must fit in int32 (at most 2**31 - 1 cells per grid).")
         self.codes = np.ascontiguousarray(codes, dtype=np.int32)
-        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.offsets = offsets
         self.scale = 1.0 / np.sqrt(n_grids)
         self.shape = (self.codes.shape[1], int(self.offsets[-1]))
 
-    def _as_2d(self, V, rows):
-        V = np.asarray(V, dtype=np.float64)
-        if V.shape[0] != rows:
-            raise ValueError(f"operand has {V.shape[0]} rows, expected {rows}.")
+    def _as_2d(self, V, rows, name):
+        V = np.asarray(V)
+        if V.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must be a real numeric array, got dtype {V.dtype}.")
+        if V.ndim not in (1, 2) or V.shape[0] != rows:
+            raise ValueError(
+                f"{name} must have {rows} rows: shape ({rows},) or ({rows}, k), not {V.shape}."
+            )
+        V = V.astype(np.float64, copy=False)
         return np.ascontiguousarray(V.reshape(rows, -1)), V.ndim == 1
 
     def __matmul__(self, V):
         """Z V."""
-        V2, vector = self._as_2d(V, self.shape[1])
+        V2, vector = self._as_2d(V, self.shape[1], "V")
         out = np.zeros((self.shape[0], V2.shape[1]))
         _codes_matvec(self.codes, self.offsets, V2, self.scale, out)
         return out[:, 0] if vector else out
@@ -349,7 +395,7 @@ class BinCodes:
     def rmatvec(self, R, out=None):
         """Zᵀ R; with ``out`` (a C-contiguous float64 array of shape (D, k)), out + Zᵀ R,
         accumulated in place (so that Zᵀr + λv needs no second (D, k) array)."""
-        R2, vector = self._as_2d(R, self.shape[0])
+        R2, vector = self._as_2d(R, self.shape[0], "R")
         if out is None:
             out = np.zeros((self.shape[1], R2.shape[1]))
         elif (
@@ -368,9 +414,11 @@ class BinCodes:
         r"""diag(ZᵀZ) = (cell counts) / P: the exact block diagonal of ZᵀZ; with row weights
         s, diag(ZᵀSZ) = (summed weights per cell) / P."""
         out = np.zeros(self.shape[1])
+        if weights is not None:
+            weights = as_float_vector(weights, "weights", self.shape[0])
         for p, codes in enumerate(self.codes):
             mask = codes >= 0
-            w = None if weights is None else np.asarray(weights, dtype=np.float64)[mask]
+            w = None if weights is None else weights[mask]
             lo, hi = self.offsets[p], self.offsets[p + 1]
             out[lo:hi] = np.bincount(codes[mask], weights=w, minlength=hi - lo) * self.scale**2
         return out
