@@ -401,12 +401,22 @@ def sparse_ridge_cg(
         raise ValueError(f"tol must be a positive number, got {tol!r}.")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be None or callable, got {callback!r}.")
-    Y = np.asarray(Y, dtype=np.float64)
+    if not np.isfinite(lam):
+        raise ValueError(f"lam must be a finite number > 0, got {lam!r}.")
+    Y = np.asarray(Y)
+    if Y.dtype.kind not in "biuf":
+        raise TypeError(f"Y must be a real numeric array, got dtype {Y.dtype}.")
+    n, D = Z.shape
+    if Y.ndim not in (1, 2) or len(Y) != n:
+        raise ValueError(f"Y has shape {Y.shape} but Z has {n} rows; Y must be (n,) or (n, k).")
+    Y = Y.astype(np.float64, copy=False)
     vector = Y.ndim == 1
     Y = Y[:, None] if vector else Y
-    n, D = Z.shape
-    if len(Y) != n:
-        raise ValueError(f"Y has {len(Y)} rows but Z has {n}.")
+    # NaN in Y or Z would come back as NaN weights and residuals, with no error
+    if not np.isfinite(Y).all():
+        raise ValueError("Y contains NaN or infinity; remove or impute those entries.")
+    if sp.issparse(Z) and Z.dtype.kind not in "biuf":
+        raise TypeError(f"Z must hold real numbers, got dtype {Z.dtype}.")
     sw = None
     if sample_weight is not None:
         sw = np.asarray(sample_weight, dtype=np.float64)
@@ -417,6 +427,8 @@ def sparse_ridge_cg(
             )
     if sp.issparse(Z):
         Z = sp.csr_matrix(Z, dtype=np.float64)
+        if not np.isfinite(Z.data).all():
+            raise ValueError("Z contains NaN or infinity; remove or impute those entries.")
         Zt = Z.T.tocsr()  # Zᵀr as a row-major product: faster than a transposed CSR product
         Zsq = Z.multiply(Z)
         col_sq = np.asarray(Zsq.sum(axis=0)).ravel() if sw is None else Zsq.T @ sw

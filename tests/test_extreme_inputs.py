@@ -923,3 +923,33 @@ def test_bin_codes_products_check_their_operands_by_name():
     # weights of the wrong length were an IndexError from a boolean mask
     with pytest.raises(ValueError, match="weights has 2 entries"):
         Z.column_sq_norms(np.ones(2))
+
+
+_EYE = np.eye(6, 4) > 0
+
+
+@pytest.mark.parametrize(
+    "Z, Y, error, message",
+    [
+        # NaN or infinity in Y or Z came back as NaN weights and residuals, with no error
+        (sp.eye(6, 4, format="csr"), np.r_[np.nan, np.ones(5)], ValueError, "Y contains NaN"),
+        (sp.eye(6, 4, format="csr"), np.r_[np.inf, np.ones(5)], ValueError, "Y contains NaN"),
+        (sp.csr_matrix(np.where(_EYE, np.nan, 0)), np.ones(6), ValueError, "Z contains NaN"),
+        (sp.lil_matrix(np.where(_EYE, np.inf, 0)), np.ones(6), ValueError, "Z contains NaN"),
+        # complex lost its imaginary part with only numpy's ComplexWarning
+        (sp.eye(6, 4, format="csr", dtype=complex), np.ones(6), TypeError, "Z must hold real"),
+        (sp.eye(6, 4, format="csr"), np.ones(6) + 1j, TypeError, "Y must be a real numeric"),
+        (sp.eye(6, 4, format="csr"), np.array(["a"] * 6), TypeError, "Y must be a real numeric"),
+        (sp.eye(6, 4, format="csr"), np.ones((6, 2, 1)), ValueError, r"Y has shape \(6, 2, 1\)"),
+        (sp.eye(6, 4, format="csr"), np.ones(5), ValueError, r"Y has shape \(5,\) but Z has 6"),
+    ],
+)
+def test_sparse_ridge_cg_refuses_nonfinite_and_malformed_input_by_name(Z, Y, error, message):
+    with pytest.raises(error, match=message):
+        sparse_ridge_cg(Z, Y, 1.0)
+
+
+def test_sparse_ridge_cg_refuses_an_infinite_lam():
+    # lam=inf passed the check lam > 0 and gave zero weights
+    with pytest.raises(ValueError, match="lam must be a finite number > 0, got inf"):
+        sparse_ridge_cg(sp.eye(6, 4, format="csr"), np.ones(6), np.inf)
