@@ -140,13 +140,44 @@ def fmt_duration(seconds, digits=2):
     raise AssertionError("unreachable: the last unit has no upper limit")  # pragma: no cover
 
 
+def _is_float(value):
+    return isinstance(value, numbers.Real) and not isinstance(
+        value, (bool, np.bool_, numbers.Integral)
+    )
+
+
+def _is_measured(column, digits):
+    """Whether a column holds a float that ``digits`` significant digits do not write exactly:
+    a measured quantity, whose digits are then all shown. A column of settings (γ = 0.1, C = 10)
+    keeps its short form."""
+    return any(
+        _is_float(v) and np.isfinite(v) and float(f"{float(v):.{digits}g}") != float(v)
+        for v in column
+    )
+
+
+def _fmt_cell(value, digits, measured):
+    """A table cell: integers with thousands separators from 10,000 on, floats of a measured
+    column to ``digits`` significant digits with their trailing zeros (0.1100 beside 0.1093,
+    not 0.11, which reads as the less precise of the two), anything else by :func:`fmt_sig`."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return f"{int(value):,}" if abs(int(value)) >= 10_000 else str(int(value))
+    if not (measured and _is_float(value)) or value == 0 or not np.isfinite(value):
+        return fmt_sig(value, digits)
+    text = f"{float(value):#.{digits}g}"
+    return text.removesuffix(".")  # "1000." from the alternate form
+
+
 class Table:
     """A small result table.
 
     Parameters
     ----------
     rows : list of sequences
-        Cell values; numbers are formatted with :func:`fmt_sig`.
+        Cell values. Integers get thousands separators from 10,000 on. Floats get ``digits``
+        significant digits; in a column of measured values (one that those digits do not
+        write exactly), trailing zeros are kept, so that every entry shows the same precision.
+        Text is printed as it is, booleans as yes/no.
     headers : sequence of str
     title : str, optional
     digits : int
@@ -155,12 +186,17 @@ class Table:
 
     def __init__(self, rows, headers, *, title=None, digits=4):
         headers = [str(h) for h in headers]
-        cells = [[fmt_sig(v, digits) for v in row] for row in rows]
-        for i, row in enumerate(cells):
+        rows = [list(row) for row in rows]
+        for i, row in enumerate(rows):
             if len(row) != len(headers):
                 raise ValueError(
                     f"row {i} has {len(row)} cells but there are {len(headers)} headers."
                 )
+        measured = [_is_measured([row[j] for row in rows], digits) for j in range(len(headers))]
+        cells = [
+            [_fmt_cell(v, digits, keep) for v, keep in zip(row, measured, strict=True)]
+            for row in rows
+        ]
         self.headers, self.cells, self.title = headers, cells, title
 
     def __repr__(self):
