@@ -19,6 +19,7 @@ __all__ = [
     "as_float_vector",
     "check_count",
     "check_fit_input",
+    "check_labels",
     "check_memory",
     "validate_data",
 ]
@@ -234,6 +235,24 @@ def check_fit_input(X, y=None, *, regression=False):
                     f"y must be numeric for a regressor, got non-numeric values such as "
                     f"{first!r}; use a classifier for labels."
                 ) from None
+
+
+def check_labels(y, *, ravel=False):
+    """scikit-learn's ``check_classification_targets`` on a classifier's y, after its
+    ``column_or_1d`` when ``ravel``, with ``y:`` in front of their errors ("Unknown label
+    type: continuous", "Found array with dim 3" do not say which argument). Returns y."""
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import column_or_1d
+
+    try:
+        if ravel:
+            y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+    except (ValueError, TypeError) as err:
+        if _names(str(err), "y"):
+            raise
+        raise type(err)(f"y: {err}") from err
+    return y
 
 
 def check_weights(sample_weight, X):

@@ -30,8 +30,7 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from . import _array_api, devices, solvers
 from ._array_api import namespace_of
@@ -40,6 +39,7 @@ from ._threads import single_blas_thread
 from ._validation import (
     cast_for_kernel,
     check_fit_input,
+    check_labels,
     check_memory,
     check_weights,
     finite_gram,
@@ -1170,8 +1170,8 @@ class FeatureRidgeClassifier(ClassifierMixin, FeatureRidge):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        check_fit_input(X, y)
+        y = check_labels(y, ravel=True)
         binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = binarizer.fit_transform(y).astype(np.float64)
         if len(binarizer.classes_) < 2:

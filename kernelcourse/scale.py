@@ -51,7 +51,6 @@ from sklearn.kernel_approximation import RBFSampler, SkewedChi2Sampler
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from . import _array_api, devices, solvers
@@ -60,6 +59,7 @@ from ._progress import Progress
 from ._validation import (
     cast_for_kernel,
     check_fit_input,
+    check_labels,
     check_positive,
     check_weights,
     finite_gram,
@@ -762,7 +762,7 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
             check_fit_input(X, y)
             X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
             sw = check_weights(sample_weight, X)
-        check_classification_targets(y)
+        check_labels(y)
         self._binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = self._binarizer.fit_transform(y).astype(np.float64)
         self.classes_ = self._binarizer.classes_
@@ -975,6 +975,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         first = not hasattr(self, "_ZtZ")
         if first:
             self._validate_params()
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, reset=first)
         Y = np.asarray(y, dtype=np.float64)
         if first:

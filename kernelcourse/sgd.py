@@ -42,11 +42,10 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
-from ._validation import as_float_matrix, as_float_vector, validate_data
+from ._validation import as_float_matrix, as_float_vector, check_labels, validate_data
 from .features import RandomFourierFeatures
 from .kernels import Kernel
 
@@ -494,7 +493,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         for name in ("features_", "classes_", "_w", "n_samples_seen_"):
             self.__dict__.pop(name, None)
         _, labels = validate_data(self, X, y)
-        check_classification_targets(labels)
+        check_labels(labels)
         # the original X, so that partial_fit records its feature names
         return self.partial_fit(X, y, classes=np.unique(labels))
 
@@ -520,7 +519,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                     f"{list(classes)}."
                 )
         X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32])
-        check_classification_targets(y)
+        check_labels(y)
         known = classes if first else self.classes_
         unknown = ~np.isin(y, known)
         if unknown.any():  # before any state is set: a failed first call leaves none

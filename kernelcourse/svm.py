@@ -43,7 +43,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._progress import Progress
@@ -51,6 +50,7 @@ from ._validation import (
     as_float_vector,
     check_count,
     check_fit_input,
+    check_labels,
     finite_gram,
     validate_data,
 )
@@ -936,7 +936,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         """
         check_fit_input(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
+        check_labels(y)
         n = X.shape[0]
         if self._precomputed() and X.shape[0] != X.shape[1]:
             raise ValueError(
@@ -1227,7 +1227,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         """
         check_fit_input(X, y)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
+        check_labels(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(

@@ -953,3 +953,47 @@ def test_sparse_ridge_cg_refuses_an_infinite_lam():
     # lam=inf passed the check lam > 0 and gave zero weights
     with pytest.raises(ValueError, match="lam must be a finite number > 0, got inf"):
         sparse_ridge_cg(sp.eye(6, 4, format="csr"), np.ones(6), np.inf)
+
+
+def _classifiers():
+    from kernelcourse.ridge import FeatureRidgeClassifier
+    from kernelcourse.scale import NystroemKRRClassifier
+    from kernelcourse.sgd import FeatureSGDClassifier
+    from kernelcourse.svm import PrimalSVC
+
+    return [
+        FeatureRidgeClassifier(),
+        NystroemKRRClassifier(n_components=5, random_state=0),
+        KernelSVC(),
+        PrimalSVC(random_state=0),
+        FeatureSGDClassifier(random_state=0),
+    ]
+
+
+@pytest.mark.parametrize("clf", _classifiers(), ids=lambda c: type(c).__name__)
+def test_classifiers_name_y_when_its_labels_are_not_classes(clf):
+    # scikit-learn's "Unknown label type: continuous" did not say which argument
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="^y: Unknown label type: continuous"):
+        clf.fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize(
+    "y, error", [(np.ones((20, 1, 1)), ValueError), (np.arange(20) % 2 + 0j, ValueError)]
+)
+def test_feature_ridge_classifier_names_a_malformed_y(y, error):
+    # its column_or_1d said "Found array with dim 3" and "Complex data not supported"
+    from kernelcourse.ridge import FeatureRidgeClassifier
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(error, match="^y: "):
+        FeatureRidgeClassifier().fit(X, y)
+
+
+def test_streaming_feature_ridge_names_a_non_numeric_y():
+    # numpy's "could not convert string to float" did not name y
+    from kernelcourse.scale import StreamingFeatureRidge
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="y must be numeric for a regressor"):
+        StreamingFeatureRidge(random_state=0).partial_fit(X, np.array(["a"] * 20))
