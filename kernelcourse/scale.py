@@ -531,6 +531,9 @@ def _warn_float32_sensitivity(name, kernel, centers, alpha, Y, limit=0.05):
     centres make α large."""
     Y = np.asarray(Y, dtype=np.float64).reshape(len(Y), -1)
     A = np.asarray(alpha, dtype=np.float64).reshape(len(alpha), -1)
+    # α is linear in y: both in units of y's largest entry, whose square overflows from 1e154
+    unit = float(np.abs(Y).max(initial=0.0)) or 1.0
+    Y, A = Y / unit, A / unit
     kappa2 = float(np.max(kernel.diag(np.asarray(centers, dtype=np.float64)), initial=0.0))
     shift = float(np.finfo(np.float32).eps) * math.sqrt(len(A) * max(kappa2, 0.0))
     est = shift * np.linalg.norm(A, axis=0)
@@ -539,7 +542,7 @@ def _warn_float32_sensitivity(name, kernel, centers, alpha, Y, limit=0.05):
     if float(ratio.max()) > limit:
         warnings.warn(
             f"{name}: with float32 kernel blocks the solution is sensitive to their rounding: "
-            f"predictions may move by up to about {float(est.max()):.2g} "
+            f"predictions may move by up to about {float(est.max()) * unit:.2g} "
             f"(ε₃₂·√M·κ·‖α‖), {float(ratio.max()):.0%} of the spread of the targets. "
             "Use dtype=numpy.float64 or a larger lam.",
             RuntimeWarning,

@@ -820,6 +820,10 @@ def falkon_solve(
     # the recursion's residual can drift from the truth (a nearly singular K_MM); one more
     # product measures it
     true = b - matvec(result.x)
-    bnorm = _colnorm(b, xp)
-    measured = float(xp.max(_colnorm(true, xp) / xp.where(bnorm > 0, bnorm, 1.0)))
+    # in units of b's largest entry: the squares of targets from about 1e154 on overflow, and
+    # inf / inf made the measured residual NaN
+    unit = xp.max(xp.abs(b), axis=0)
+    unit = xp.where(unit > 0, unit, 1.0)
+    bnorm = _colnorm(b / unit, xp)
+    measured = float(xp.max(_colnorm(true / unit, xp) / xp.where(bnorm > 0, bnorm, 1.0)))
     return FalkonResult(B.apply(result.x), result, measured)

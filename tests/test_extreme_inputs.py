@@ -997,3 +997,18 @@ def test_streaming_feature_ridge_names_a_non_numeric_y():
     X = np.random.default_rng(0).normal(size=(20, 3))
     with pytest.raises(ValueError, match="y must be numeric for a regressor"):
         StreamingFeatureRidge(random_state=0).partial_fit(X, np.array(["a"] * 20))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nystroem_krr_on_targets_whose_squares_overflow(dtype):
+    # targets of 1e300: the measured FALKON residual and the float32 sensitivity check were
+    # inf / inf, with numpy's "invalid value" and "overflow" warnings and a NaN residual
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=30) + 1.0
+    unit = NystroemKRR(n_components=5, dtype=dtype, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        huge = NystroemKRR(n_components=5, dtype=dtype, random_state=0).fit(X, y * 1e300)
+        assert np.isfinite(huge.history_).all()
+        np.testing.assert_allclose(huge.predict(X) / 1e300, unit.predict(X), rtol=1e-12)
