@@ -38,6 +38,7 @@ from ._progress import Progress
 from ._threads import single_blas_thread
 from ._validation import (
     cast_for_kernel,
+    cast_to,
     check_fit_input,
     check_labels,
     check_memory,
@@ -780,11 +781,19 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         X_in = X
         X, centred = cast_for_kernel(X, dtype, self.kernel_.shift_invariant)
         self.X_fit_ = X_in if centred else X  # predict evaluates against these points
-        y = np.asarray(y, dtype=dtype)
+        y = np.asarray(y, dtype=np.float64)
         sw = check_weights(sample_weight, X)
-        root = None if sw is None else np.sqrt(sw).astype(dtype)
+        root = None if sw is None else np.sqrt(sw)
         if root is not None:
-            y = y * (root if y.ndim == 1 else root[:, None])
+            with np.errstate(over="ignore"):
+                y = y * (root if y.ndim == 1 else root[:, None])
+            if not np.isfinite(y).all():
+                raise ValueError(
+                    "y·√sample_weight overflows to infinity; rescale y or sample_weight."
+                )
+        # in float32, targets (or weighted targets) from about 3e38 on would become infinity
+        y = cast_to(y, dtype, "y" if root is None else "y·√sample_weight")
+        root = None if root is None else cast_to(root, dtype, "√sample_weight")
 
         def gram(checked):
             if checked:

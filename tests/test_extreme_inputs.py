@@ -1012,3 +1012,23 @@ def test_nystroem_krr_on_targets_whose_squares_overflow(dtype):
         huge = NystroemKRR(n_components=5, dtype=dtype, random_state=0).fit(X, y * 1e300)
         assert np.isfinite(huge.history_).all()
         np.testing.assert_allclose(huge.predict(X) / 1e300, unit.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "dtype, scale, weight, message",
+    [
+        # cast to float32, targets of 1e300 became infinity: "b contains NaN or infinity"
+        (np.float32, 1e300, None, r"^y has entries of magnitude 2\.3\de\+300, beyond the range"),
+        (np.float32, 1.0, 1e300, r"^y·√sample_weight has entries .* dtype=float32"),
+        (np.float64, 1e300, 1e300, r"^y·√sample_weight overflows"),
+    ],
+)
+def test_kernel_ridge_names_targets_beyond_its_dtype(dtype, scale, weight, message):
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    sw = None if weight is None else np.full(20, weight)
+    with pytest.raises(ValueError, match=message):
+        KernelRidge(dtype=dtype).fit(X, X[:, 0] * scale, sample_weight=sw)
+    # what fits the dtype is fitted, and equals the float64 fit to float32 round-off
+    small = KernelRidge(dtype=np.float32).fit(X, X[:, 0] * 1e30, sample_weight=np.full(20, 4.0))
+    ref = KernelRidge().fit(X, X[:, 0] * 1e30, sample_weight=np.full(20, 4.0))
+    np.testing.assert_allclose(small.predict(X), ref.predict(X), rtol=1e-3, atol=1e27)
