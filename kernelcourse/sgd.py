@@ -542,6 +542,8 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             self._state = np.zeros(2)
             self.n_samples_seen_ = 0
         s = np.where(y == self.classes_[1], 1.0, -1.0)
+        # restored if this call diverges, so that a failed call leaves the model as it was
+        saved = (self._w.copy(), self._w_avg.copy(), self._state.copy())
         progress = Progress(f"{type(self).__name__}.partial_fit", self.verbose)
         for start in range(0, len(X), self.block_size):
             Z = np.ascontiguousarray(
@@ -559,6 +561,17 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             )
             if progress and progress.due():
                 progress.report(self._progress_line(Z, s[start : start + len(Z)], start, len(X)))
+        if not (np.isfinite(self._w).all() and np.isfinite(self._w_avg).all()):
+            # a first step with η₀λ > 1 flips and grows w; from η₀λ ≈ 1e308 on it is NaN
+            if first:
+                for name in ("features_", "classes_", "_w", "_w_avg", "_state", "n_samples_seen_"):
+                    self.__dict__.pop(name, None)
+            else:
+                self._w, self._w_avg, self._state = saved
+            raise ValueError(
+                f"SGD diverged: the weights overflowed to infinity or NaN with eta0={self.eta0!r}"
+                f" and lam={self.lam!r}; lower eta0 (η₀λ below 1 keeps the first steps stable)."
+            )
         self.n_samples_seen_ += len(X)
         progress.finish(f"done: {len(X)} rows, {self.n_samples_seen_} SGD steps in all")
         self.coef_ = self._w_avg[None, :-1].copy()

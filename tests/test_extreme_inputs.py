@@ -1032,3 +1032,21 @@ def test_kernel_ridge_names_targets_beyond_its_dtype(dtype, scale, weight, messa
     small = KernelRidge(dtype=np.float32).fit(X, X[:, 0] * 1e30, sample_weight=np.full(20, 4.0))
     ref = KernelRidge().fit(X, X[:, 0] * 1e30, sample_weight=np.full(20, 4.0))
     np.testing.assert_allclose(small.predict(X), ref.predict(X), rtol=1e-3, atol=1e27)
+
+
+def test_feature_sgd_classifier_that_diverges_says_so():
+    # η₀ = λ = 1e300: the first step's shrink 1 - η₀λ is -inf, every weight NaN, and predict
+    # returned one class for every row without a word
+    from sklearn.exceptions import NotFittedError
+
+    from kernelcourse.sgd import FeatureSGDClassifier
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = FeatureSGDClassifier(eta0=1e300, lam=1e300, random_state=0)
+    with pytest.raises(ValueError, match="SGD diverged: .* eta0=1e\\+300 and lam=1e\\+300"):
+        clf.fit(X, y)
+    with pytest.raises(NotFittedError):  # the failed fit leaves no model behind
+        clf.predict(X)
+    clf.set_params(eta0=0.1, lam=1e-6).partial_fit(X, y, classes=[0, 1])
+    assert np.isfinite(clf.decision_function(X)).all()
