@@ -210,6 +210,7 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
     if check_finite:
         _check_finite(A, name)
     a_diag = A.diagonal().copy()
+    overwrite_a = overwrite_a and A.flags.writeable  # a read-only A is factored in a copy
     backup = None if overwrite_a else A
     M = A if overwrite_a else A.copy()
     M.flat[:: n + 1] += lam

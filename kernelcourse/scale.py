@@ -946,6 +946,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         """Stream ``X`` in blocks of ``block_size`` rows through :meth:`partial_fit`, then
         solve."""
         self._reset()
+        self._validate_params()  # block_size is used before partial_fit checks it
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True)
         names = vars(self).get("feature_names_in_")  # the blocks below are plain arrays
         for start in range(0, len(X), self.block_size):
@@ -1040,7 +1041,13 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
             W, self.history_, self.n_iter_ = result.x, np.asarray(result.history), result.n_iter
         else:
             G = self._ZtZ - n * np.outer(zbar, zbar)
-            W = solve_regularized_psd(G, c, lam, overwrite_a=True, name="Z_cᵀZ_c")
+            try:
+                W = solve_regularized_psd(G, c, lam, overwrite_a=True, name="Z_cᵀZ_c")
+            except np.linalg.LinAlgError:
+                # not positive definite (more features than samples and a tiny λ): G was
+                # factored in place; built again, it gets the warned least-squares solution
+                G = self._ZtZ - n * np.outer(zbar, zbar)
+                W = solve_regularized_psd(G, c, lam, name="Z_cᵀZ_c")
             self.history_, self.n_iter_ = None, 0
         b = ybar - zbar @ W
         if self._single_output:

@@ -1050,3 +1050,41 @@ def test_feature_sgd_classifier_that_diverges_says_so():
         clf.predict(X)
     clf.set_params(eta0=0.1, lam=1e-6).partial_fit(X, y, classes=[0, 1])
     assert np.isfinite(clf.decision_function(X)).all()
+
+
+@pytest.mark.parametrize("block_size", [0, -1, 2.5, None])
+def test_streaming_feature_ridge_fit_checks_block_size_by_name(block_size):
+    # fit used block_size before any check: range() errors, or (-1) a NotFittedError
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from kernelcourse.scale import StreamingFeatureRidge
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(InvalidParameterError, match="block_size"):
+        StreamingFeatureRidge(block_size=block_size, random_state=0).fit(X, X[:, 0])
+
+
+def test_streaming_feature_ridge_with_a_singular_system_warns_and_fits():
+    # 20 samples, 100 features and λ = 1e-300: the Cholesky of Z_cᵀZ_c + λI fails, and the
+    # in-place factorization raised LinAlgError("refit with overwrite_a=False"), an argument
+    # the user cannot pass
+    from scipy.linalg import LinAlgWarning
+
+    from kernelcourse.scale import StreamingFeatureRidge
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    model = StreamingFeatureRidge(lam=1e-300, random_state=0)
+    with pytest.warns(LinAlgWarning, match="Z_cᵀZ_c \\+ λI is not numerically positive"):
+        model.fit(X, X[:, 0])
+    np.testing.assert_allclose(model.predict(X), X[:, 0], atol=1e-8)
+
+
+def test_solve_regularized_psd_with_overwrite_a_on_a_read_only_matrix():
+    # numpy's "underlying array is read-only" did not name A; it is factored in a copy
+    from kernelcourse.ridge import solve_regularized_psd
+
+    A = np.diag([1.0, 2.0, 3.0])
+    A.setflags(write=False)
+    x = solve_regularized_psd(A, np.ones(3), 1.0, overwrite_a=True)
+    np.testing.assert_allclose(x, [1 / 2, 1 / 3, 1 / 4])
+    np.testing.assert_array_equal(A, np.diag([1.0, 2.0, 3.0]))
