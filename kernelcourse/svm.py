@@ -495,6 +495,7 @@ def smo_solve(
         raise ValueError(f"C must be a number or ({n},) array of bounds >= 0 (inf allowed).")
     if isinstance(tol, bool) or not isinstance(tol, Real) or not 0 < tol < np.inf:
         raise ValueError(f"tol must be a finite number > 0, got {tol!r}.")
+    tol = float(tol)  # the compiled loops take a float64: an int of 10**20 failed to type
     if max_iter is not None:
         max_iter = check_count(max_iter, "max_iter")
     q = (
@@ -958,7 +959,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             self.kernel_ = resolve_kernel(
                 self.kernel, gamma=self.gamma, n_features=X.shape[1], **params
             )
-            if n <= _FULL_GRAM_MAX and 8.0 * n * n <= self.cache_size * 2**20:
+            # in float: an integer cache_size of a small dtype (np.int8) overflows times 2**20
+            cache_bytes = float(self.cache_size) * 2**20
+            if n <= _FULL_GRAM_MAX and 8.0 * n * n <= cache_bytes:
                 gram_all = _FullGram(_gram_matrix(self.kernel_, X))
             else:
                 gram_all = None
@@ -976,7 +979,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
                 idx = np.flatnonzero((y_enc == a) | (y_enc == b))
             yy = np.where(y_enc[idx] == b, 1.0, -1.0)
             if gram_all is None:
-                gram = _RowCache(self.kernel_, X[idx], self.cache_size)
+                gram = _RowCache(self.kernel_, X[idx], float(self.cache_size))
             elif k == 2:
                 gram = gram_all
             else:
@@ -1308,6 +1311,11 @@ def _check_primal_scale(X, c, bias):
         sq = np.einsum("ij,ij->i", X, X) + (0.0 if bias is None else bias * bias)
         top_sq = float(sq.max(initial=0.0))
         top = float(np.max(c * sq, initial=0.0)) * len(X)
+    if bias is not None and not np.isfinite(bias * bias):
+        raise ValueError(
+            f"intercept_scaling={bias!r} is too large: its square, the constant feature's "
+            "share of every ‖x‖², overflows floating point; lower intercept_scaling."
+        )
     if not np.isfinite(top_sq):
         raise ValueError(
             f"X is too large in magnitude (largest |entry| {float(np.abs(X).max()):.3g}): "

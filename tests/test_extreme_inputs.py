@@ -1088,3 +1088,22 @@ def test_solve_regularized_psd_with_overwrite_a_on_a_read_only_matrix():
     x = solve_regularized_psd(A, np.ones(3), 1.0, overwrite_a=True)
     np.testing.assert_allclose(x, [1 / 2, 1 / 3, 1 / 4])
     np.testing.assert_array_equal(A, np.diag([1.0, 2.0, 3.0]))
+
+
+def test_kernel_svc_takes_integer_tol_and_small_integer_cache_size():
+    # tol=10**20 (an int beyond int64) failed to type in the compiled SMO loop (a numba
+    # TypingError); cache_size=np.int8(3) overflowed int8 when converted to bytes
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+    ref = KernelSVC().fit(X, y).decision_function(X)
+    np.testing.assert_allclose(KernelSVC(cache_size=np.int8(3)).fit(X, y).decision_function(X), ref)
+    assert np.isfinite(KernelSVC(tol=10**20).fit(X, y).decision_function(X)).all()
+
+
+def test_primal_svc_names_an_intercept_scaling_whose_square_overflows():
+    # the error blamed X ("largest |entry| 2.33") for intercept_scaling=1e300
+    from kernelcourse.svm import PrimalSVC
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match="intercept_scaling=1e\\+300 is too large"):
+        PrimalSVC(intercept_scaling=1e300).fit(X, (X[:, 0] > 0).astype(int))
