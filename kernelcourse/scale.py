@@ -58,6 +58,7 @@ from ._array_api import namespace_of
 from ._progress import Progress
 from ._validation import (
     cast_for_kernel,
+    check_count,
     check_fit_input,
     check_labels,
     check_positive,
@@ -331,7 +332,7 @@ class _BaseNystroemKRR(BaseEstimator):
     def _fit_targets(self, X, Y, sw=None, xp=None):
         n, d = X.shape
         rng = check_random_state(self.random_state)
-        M = self.n_components
+        M = check_count(self.n_components, "n_components")  # True reached rng.choice
         support = None
         if sw is not None:
             # Points of weight zero do not count: centres come from the others, and the

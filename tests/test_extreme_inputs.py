@@ -1107,3 +1107,34 @@ def test_primal_svc_names_an_intercept_scaling_whose_square_overflows():
     X = np.random.default_rng(0).normal(size=(30, 3))
     with pytest.raises(ValueError, match="intercept_scaling=1e\\+300 is too large"):
         PrimalSVC(intercept_scaling=1e300).fit(X, (X[:, 0] > 0).astype(int))
+
+
+@pytest.mark.parametrize(
+    "make, error, message",
+    [
+        # n_components=True reached numpy ("expected a sequence of integers, got 'True'"),
+        # 10**20 gave numpy's "Maximum allowed dimension exceeded"
+        (lambda: RandomKitchenSinks(n_components=True), TypeError, "n_components must be an int"),
+        (lambda: RandomKitchenSinks(n_components=10**20), MemoryError, "lower n_components"),
+        (lambda: NystroemKRR(n_components=True), TypeError, "n_components must be an integer"),
+        # np.int8 overflowed in the memory estimate; {} passed as "array-like" to float()
+        (lambda: _binning(n_grids=True), TypeError, "n_grids must be an integer"),
+        (lambda: _binning(gamma={}), TypeError, "gamma must be a real number"),
+    ],
+)
+def test_feature_counts_and_widths_of_odd_types_are_named(make, error, message):
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(error, match=message):
+        make().fit(X, X[:, 0])
+
+
+def _binning(**params):
+    from kernelcourse.features import RandomBinningFeatures
+
+    return RandomBinningFeatures(random_state=0, **params)
+
+
+def test_random_binning_with_a_small_integer_dtype_n_grids():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    Z = _binning(n_grids=np.int8(3)).fit_transform(X)
+    np.testing.assert_array_equal(Z.toarray(), _binning(n_grids=3).fit_transform(X).toarray())

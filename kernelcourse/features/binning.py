@@ -37,7 +37,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import as_float_vector, check_count, check_memory, validate_data
+from .._validation import (
+    as_float_vector,
+    check_count,
+    check_memory,
+    check_positive,
+    validate_data,
+)
 
 __all__ = ["RandomBinningFeatures", "BinCodes"]
 
@@ -157,8 +163,8 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         a few at a time, so the temporary stays small."""
         X = np.ascontiguousarray(X)
         worst = np.empty(len(X), dtype=np.float64)
-        for lo in range(0, self.n_grids, _GRIDS_PER_PASS):
-            hi = min(lo + _GRIDS_PER_PASS, self.n_grids)
+        for lo in range(0, self._n_grids, _GRIDS_PER_PASS):
+            hi = min(lo + _GRIDS_PER_PASS, self._n_grids)
             out = np.empty((hi - lo, len(X)), dtype=np.uint64)
             _hash_cells(X, self.shifts_[lo:hi], self.pitches_[lo:hi], self._hash_coefs, out, worst)
             if len(X) and not worst.max() < _CELL_LIMIT:
@@ -198,7 +204,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         d = X.shape[1]
         gamma = self.gamma if self.gamma is not None else 1.0 / d
         if np.ndim(gamma) == 0:
-            self.gamma_ = float(gamma)
+            self.gamma_ = check_positive(gamma, "gamma")  # "array-like" also lets {} through
         else:
             gamma = np.array(gamma, dtype=np.float64)
             if gamma.shape != (d,):
@@ -209,7 +215,9 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             if not np.all(np.isfinite(gamma) & (gamma > 0)):
                 raise ValueError(f"every entry of gamma must be finite and > 0, got {gamma}.")
             self.gamma_ = gamma
-        P, n = self.n_grids, len(X)
+        # a Python int: np.int8(3) overflowed in the memory estimate and made float16 features
+        P, n = check_count(self.n_grids, "n_grids"), len(X)
+        self._n_grids = P
         # per grid: δ, u and their temporaries (4 × 8d bytes), the codes and occupied cells
         # of the n points (at most 4n + 8n bytes), and one small array object for its cells
         check_memory(
@@ -244,27 +252,27 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def fit_transform_codes(self, X):
         """Fit, and return the training points' features as :class:`BinCodes`."""
         X, codes = self._fit(X)
-        return BinCodes(codes, self._offsets, self.n_grids)
+        return BinCodes(codes, self._offsets, self._n_grids)
 
     def transform_codes(self, X):
         """The features of :meth:`transform` as :class:`BinCodes`: the cell index of each row
         in each grid, 4 bytes per non-zero instead of CSR's 12 (and no transpose needed)."""
         X = self._validated(X)
-        return BinCodes(self._codes(X), self._offsets, self.n_grids)
+        return BinCodes(self._codes(X), self._offsets, self._n_grids)
 
     def _validated(self, X):
         check_is_fitted(self)
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def _codes(self, X):
-        codes = np.empty((self.n_grids, len(X)), dtype=np.int32)
+        codes = np.empty((self._n_grids, len(X)), dtype=np.int32)
         for p, (cells, h) in enumerate(zip(self._cells, self._cell_hashes(X), strict=True)):
             pos = np.minimum(np.searchsorted(cells, h), len(cells) - 1)
             codes[p] = np.where(cells[pos] == h, pos, -1)
         return codes
 
     def _assemble(self, n, codes):
-        P = self.n_grids
+        P = self._n_grids
         cols = codes.T  # (n, P); -1 marks an unseen cell
         seen = cols >= 0
         cols = cols + self._offsets[:-1][None, :]

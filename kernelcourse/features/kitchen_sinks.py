@@ -38,6 +38,7 @@ from .._validation import (
     as_float_matrix,
     as_float_vector,
     check_count,
+    check_memory,
     check_positive,
     validate_data,
 )
@@ -215,7 +216,13 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         rng = check_random_state(self.random_state)
-        q, d = self.n_components, X.shape[1]
+        q, d = check_count(self.n_components, "n_components"), X.shape[1]
+        # the q × d parameters (n_components=10**20 was numpy's "maximum dimension exceeded")
+        check_memory(
+            8 * q * (d + 1),
+            f"random kitchen sinks with n_components={q} on {d} features",
+            "lower n_components",
+        )
         self.offset_ = None
         if callable(self.basis):
             if self.sampler is None:
