@@ -705,6 +705,8 @@ class Polynomial(Kernel):
     def __init__(self, degree=2, gamma=1.0, coef0=1.0):
         if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
             raise ValueError(f"degree must be an integer >= 1, got {degree!r}.")
+        if degree > np.iinfo(np.int64).max:  # numpy's power cannot take it (OverflowError)
+            raise ValueError(f"degree must be an integer below 2**63, got {degree!r}.")
         self.degree = int(degree)
         self.gamma = check_positive(gamma, "gamma")
         self.coef0 = check_nonnegative(coef0, "coef0")

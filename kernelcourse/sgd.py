@@ -94,7 +94,7 @@ class SGDResult:
         The predicted big-Θ forms.
     """
 
-    def __init__(self, strategy, coef, space, operations, memory, *, predictor):
+    def __init__(self, strategy, coef, space, operations, memory, *, predictor, n_features=None):
         self.strategy = strategy
         self.coef = coef
         self.space = space
@@ -102,10 +102,15 @@ class SGDResult:
         self.memory = int(memory)
         _, self.time_formula, self.memory_formula = COSTS[strategy]
         self._predictor = predictor
+        self._n_features = n_features
 
     def predict(self, X):
         """h(x) = wᵀφ(x) (primal) or Σ_j u_j K(x_j, x) (dual)."""
         X = as_float_matrix(X, "X")
+        if self._n_features is not None and X.shape[1] != self._n_features:
+            raise ValueError(
+                f"X has {X.shape[1]} features but the model was trained on {self._n_features}."
+            )
         with np.errstate(over="ignore", invalid="ignore"):
             h = self._predictor(X)
         if not np.isfinite(h).all():
@@ -250,7 +255,13 @@ def sgd_features_on_the_fly(X, y, kernel, *, order, step_size):
         lambda i: tally.computed(k.feature_map(X[i : i + 1])[0]), y, order, steps, D, tally
     )
     return SGDResult(
-        1, w, "primal", tally.total, n * d + D, predictor=lambda Xq: k.feature_map(Xq) @ w
+        1,
+        w,
+        "primal",
+        tally.total,
+        n * d + D,
+        predictor=lambda Xq: k.feature_map(Xq) @ w,
+        n_features=X.shape[1],
     )
 
 
@@ -266,7 +277,13 @@ def sgd_cached_features(X, y, kernel, *, order, step_size):
     n, D = len(X), Z.shape[1]
     w = _sgd_on_w(Z.__getitem__, y, order, steps, D, tally)
     return SGDResult(
-        2, w, "primal", tally.total, n * D + D, predictor=lambda Xq: k.feature_map(Xq) @ w
+        2,
+        w,
+        "primal",
+        tally.total,
+        n * D + D,
+        predictor=lambda Xq: k.feature_map(Xq) @ w,
+        n_features=X.shape[1],
     )
 
 
@@ -283,7 +300,15 @@ def sgd_dual_kernel_on_the_fly(X, y, kernel, *, order, step_size):
     u = _sgd_on_u(
         lambda i: tally.computed(kernel(X, X[i : i + 1])[:, 0]), y, order, steps, n, tally
     )
-    return SGDResult(3, u, "dual", tally.total, n * d + n, predictor=lambda Xq: kernel(Xq, X) @ u)
+    return SGDResult(
+        3,
+        u,
+        "dual",
+        tally.total,
+        n * d + n,
+        predictor=lambda Xq: kernel(Xq, X) @ u,
+        n_features=X.shape[1],
+    )
 
 
 def sgd_dual_cached_gram(X, y, kernel, *, order, step_size):
@@ -299,7 +324,15 @@ def sgd_dual_cached_gram(X, y, kernel, *, order, step_size):
     K = tally.computed(kernel(X))
     n = len(X)
     u = _sgd_on_u(K.__getitem__, y, order, steps, n, tally)  # row i of symmetric K is K e_i
-    return SGDResult(4, u, "dual", tally.total, n * n + n, predictor=lambda Xq: kernel(Xq, X) @ u)
+    return SGDResult(
+        4,
+        u,
+        "dual",
+        tally.total,
+        n * n + n,
+        predictor=lambda Xq: kernel(Xq, X) @ u,
+        n_features=X.shape[1],
+    )
 
 
 def sgd_approx_features_on_the_fly(X, y, feature_map, *, order, step_size):
@@ -320,7 +353,13 @@ def sgd_approx_features_on_the_fly(X, y, feature_map, *, order, step_size):
     (n, d), tally = X.shape, _Tally(X.shape[1])
     w = _sgd_on_w(lambda i: tally.computed(psi(X[i : i + 1])[0]), y, order, steps, D, tally)
     return SGDResult(
-        5, w, "primal", tally.total, n * d + d * D + D, predictor=lambda Xq: psi(Xq) @ w
+        5,
+        w,
+        "primal",
+        tally.total,
+        n * d + d * D + D,
+        predictor=lambda Xq: psi(Xq) @ w,
+        n_features=X.shape[1],
     )
 
 
@@ -336,7 +375,15 @@ def sgd_approx_cached_features(X, y, feature_map, *, order, step_size):
     Z = tally.computed(psi(X))
     (n, d), D = X.shape, Z.shape[1]
     w = _sgd_on_w(Z.__getitem__, y, order, steps, D, tally)
-    return SGDResult(6, w, "primal", tally.total, n * D + d * D, predictor=lambda Xq: psi(Xq) @ w)
+    return SGDResult(
+        6,
+        w,
+        "primal",
+        tally.total,
+        n * D + d * D,
+        predictor=lambda Xq: psi(Xq) @ w,
+        n_features=X.shape[1],
+    )
 
 
 #: The six strategies by number.

@@ -1138,3 +1138,28 @@ def test_random_binning_with_a_small_integer_dtype_n_grids():
     X = np.random.default_rng(0).normal(size=(30, 3))
     Z = _binning(n_grids=np.int8(3)).fit_transform(X)
     np.testing.assert_array_equal(Z.toarray(), _binning(n_grids=3).fit_transform(X).toarray())
+
+
+@pytest.mark.parametrize("strategy", [1, 2, 3, 4])
+def test_sgd_result_predict_names_x_with_the_wrong_number_of_features(strategy):
+    # strategies ①② failed in numpy's matmul ("mismatch in its core dimension"), ③④ said
+    # "Y has 3 features but X has 2" about the training points
+    from kernelcourse.sgd import STRATEGIES
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    result = STRATEGIES[strategy](
+        X, y, kn.Polynomial(degree=2), order=rng.integers(0, 10, size=30), step_size=0.05
+    )
+    assert result.predict(X).shape == (10,)
+    with pytest.raises(ValueError, match="X has 2 features but the model was trained on 3"):
+        result.predict(X[:, :2])
+
+
+def test_polynomial_refuses_a_degree_beyond_int64_by_name():
+    # numpy's power raised OverflowError("int too large to convert to float")
+    with pytest.raises(ValueError, match="degree must be an integer below 2\\*\\*63"):
+        kn.Polynomial(degree=10**30)
+    K = kn.Polynomial(degree=2**62, coef0=0.0, gamma=0.5)(np.eye(2))
+    np.testing.assert_array_equal(K, np.zeros((2, 2)))  # 0.5**(2**62) underflows to 0
