@@ -406,6 +406,27 @@ def _is_count(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
+def _float_dtype(dtype):
+    """``np.dtype(dtype)``, a float of at least 32 bits: the raw columns reach 7 173, which an
+    integer dtype such as int8 wraps around and float16 rounds (errors name ``dtype``)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as err:
+        raise TypeError(f"dtype must be a numpy float dtype, got {dtype!r} ({err}).") from None
+    if dt.kind != "f" or dt.itemsize < 4:
+        raise ValueError(f"dtype must be float32 or float64, got {dt.name}.")
+    return dt
+
+
+def _check_seed(random_state):
+    """Refuse (naming ``random_state``) a seed that ``np.random.default_rng`` cannot take,
+    before the file is read."""
+    try:
+        np.random.default_rng(random_state)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"random_state: {err}") from None
+
+
 def _parse_covtype(text):
     """Complete lines of covtype.data (bytes) -> an int64 array of shape (rows, 55)."""
     if not text:
@@ -416,7 +437,9 @@ def _parse_covtype(text):
 
 def load_covertype_full(*, dtype=np.float64, data_home=None, download=True):
     """All 581 012 Covertype rows in their original order, unscaled: ``X`` (581 012 × 54, as
-    ``dtype``) and the cover types ``y`` in 1..7. :func:`load_covertype` splits and scales it."""
+    ``dtype``, float32 or float64) and the cover types ``y`` in 1..7. :func:`load_covertype`
+    splits and scales it."""
+    dtype = _float_dtype(dtype)
     (text,) = _fetch("covtype", data_home=data_home, download=download).values()
     data = _parse_covtype(text)
     return data[:, :54].astype(dtype), data[:, 54]
@@ -521,7 +544,7 @@ def iter_covertype_chunks(
     standardize : bool, default=False
         Standardize the 10 numeric columns with training statistics.
     dtype : numpy dtype, default=float64
-        dtype of the yielded X blocks.
+        dtype of the yielded X blocks, float32 or float64.
     shuffle_buffer : int >= 0, default=0
         With 0, blocks come in file order. The file is sorted by region, so the share of each
         cover type drifts from block to block, which biases SGD (each step follows the recent
@@ -548,6 +571,9 @@ def iter_covertype_chunks(
         raise ValueError(f"split must be None, 'train' or 'test', got {split!r}.")
     if not isinstance(standardize, bool):
         raise TypeError(f"standardize must be True or False, got {standardize!r}.")
+    dtype = _float_dtype(dtype)
+    if split is not None:
+        _check_seed(random_state)
     if not (_is_count(shuffle_buffer) and shuffle_buffer >= 0):
         raise ValueError(
             f"shuffle_buffer must be an integer >= 0 (not a bool), got {shuffle_buffer!r}."
@@ -666,6 +692,7 @@ def load_covertype(*, n_train=40_000, n_test=10_000, random_state=0, data_home=N
         raise ValueError(f"n_test must be an integer (not a bool), got {n_test!r}.")
     if n_train is not None and not _is_count(n_train):
         raise ValueError(f"n_train must be None or an integer (not a bool), got {n_train!r}.")
+    _check_seed(random_state)
     X, y = load_covertype_full(data_home=data_home, download=download)
     n = len(X)
     if not 0 <= n_test < n:

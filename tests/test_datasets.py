@@ -499,3 +499,33 @@ def test_partial_files_of_killed_processes_go_and_live_ones_stay(monkeypatch, se
     assert live.exists()
     names = sorted(p.name for p in isolated.iterdir())
     assert names == sorted(["adult.data.gz", "adult.test.gz", live.name])
+
+
+@pytest.mark.parametrize(
+    ("dtype", "error", "match"),
+    [
+        (np.int8, ValueError, "dtype must be float32 or float64, got int8"),
+        (np.float16, ValueError, "dtype must be float32 or float64"),
+        ("x", TypeError, "dtype must be a numpy float dtype, got 'x'"),
+    ],
+)
+def test_covertype_refuses_a_dtype_that_cannot_hold_its_columns(
+    monkeypatch, tmp_path, dtype, error, match
+):
+    # dtype=np.int8 returned the columns wrapped around (an elevation of 2 596 as 36)
+    tiny_covtype_file(monkeypatch, tmp_path)
+    with pytest.raises(error, match=match):
+        ds.load_covertype_full(dtype=dtype, download=False)
+    with pytest.raises(error, match=match):
+        next(ds.iter_covertype_chunks(5, dtype=dtype, download=False))
+    X, _ = ds.load_covertype_full(dtype=np.float32, download=False)
+    assert X.dtype == np.float32
+
+
+def test_covertype_names_a_bad_random_state(monkeypatch, tmp_path):
+    # numpy's "SeedSequence expects int or sequence of ints" did not name random_state
+    tiny_covtype_file(monkeypatch, tmp_path)
+    with pytest.raises(TypeError, match="^random_state: "):
+        ds.load_covertype(n_train=10, n_test=5, random_state="x", download=False)
+    with pytest.raises(ValueError, match="^random_state: "):
+        next(ds.iter_covertype_chunks(5, split="test", n_test=5, random_state=-1, download=False))
