@@ -274,6 +274,8 @@ def _check_user_gram(K, name="gram"):
     ``name``; the estimators build theirs and skip this O(n²) check."""
     if np.iscomplexobj(K) or not (np.issubdtype(K.dtype, np.number) or K.dtype == bool):
         raise TypeError(f"{name} must be a real numeric matrix, got dtype {K.dtype}.")
+    if K.dtype.kind in "biu":  # K - K.T below: numpy has no boolean subtraction
+        K = K.astype(np.float64)
     if not np.isfinite(K).all():
         raise ValueError(f"{name} contains NaN or infinity.")
     scale = float(np.abs(K).max()) if K.size else 0.0

@@ -1163,3 +1163,12 @@ def test_polynomial_refuses_a_degree_beyond_int64_by_name():
         kn.Polynomial(degree=10**30)
     K = kn.Polynomial(degree=2**62, coef0=0.0, gamma=0.5)(np.eye(2))
     np.testing.assert_array_equal(K, np.zeros((2, 2)))  # 0.5**(2**62) underflows to 0
+
+
+def test_smo_solve_takes_a_boolean_gram_matrix():
+    # its symmetry check subtracted K.T in bool, numpy's "boolean subtract is not supported"
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    result = smo_solve(np.eye(4, dtype=bool), y, 1.0)
+    np.testing.assert_allclose(result.beta, smo_solve(np.eye(4), y, 1.0).beta)
+    with pytest.raises(ValueError, match="gram is not symmetric"):
+        smo_solve(np.triu(np.ones((4, 4), dtype=bool)), y, 1.0)
