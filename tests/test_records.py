@@ -41,12 +41,13 @@ def test_forest_table_has_every_finished_run(forest):
     run = records.forest_runs(forest)["random_binning_ridge"]
     assert binning[2] == records.pct(run["accuracy"])
     # the published accuracy sits beside the two methods Rahimi & Recht report
-    assert binning[3] == "97.8 %"
+    assert binning[3] == "97.8 %" and table.headers[3] == "published"
+    assert "Rahimi & Recht" in table.title
     assert by_method["Fourier features + ridge"][3] == "88.4 %"
     assert by_method["Nyström-FALKON"][3] == "—"
     assert by_method["random forest"][3] == "—"
     # the 7-class table has no published column
-    assert "Rahimi & Recht" not in records.forest_table(forest, "multiclass").headers
+    assert "published" not in records.forest_table(forest, "multiclass").headers
 
 
 def test_forest_table_says_which_runs_kept_to_the_budgets(forest):
@@ -124,6 +125,14 @@ def test_lecture004_tables(lecture):
     assert cov.cells[0][3].startswith("over ")
     pca = records.lecture004_pca_table(lecture)
     assert [row[0] for row in pca.cells] == ["kernel PCA", "Fourier PCA", "Nyström PCA"]
+    # the lecture's numbers stand in a table of their own, not beside ours
+    slides = records.lecture004_pca_table(lecture, "lecture")
+    assert [row[0] for row in slides.cells] == [row[0] for row in pca.cells]
+    first = lecture["lecture"]["pca"]["explained_variance"]["kernel PCA"][0]
+    assert slides.cells[0][2] == f"{first:.3g}"
+    assert "lecture" not in " ".join(pca.headers) and "Lecture 004" in slides.title
+    with pytest.raises(ValueError, match="source"):
+        records.lecture004_pca_table(lecture, "slides")
 
 
 def test_gpu_table_from_a_record():
@@ -210,10 +219,10 @@ def test_falkon_setting_and_trials_from_the_validation(forest):
         "gamma_scale": 0.05,
     }  # fmt: skip
     assert records.forest_settings(record)["nystroem_falkon"] == (
-        "M = 4,000, a γ_k per feature, λ = 1e-07"
+        "M = 4,000, γ_k per feature, λ = 10⁻⁷"
     )
     trials = records.falkon_trials_table(record)
-    assert trials.cells[0][:3] == ["one γ = 0.1", "1e-06", "83.00 %"]
+    assert trials.cells[0][:3] == ["one γ = 0.1", "10⁻⁶", "83.00 %"]
     assert trials.cells[1][0] == "γ_k = 0.05 × binning factor²" and trials.cells[1][-1] == "yes"
     sizes = records.falkon_sizes_table(record)
     assert [row[-1] for row in sizes.cells] == ["yes", "no"]

@@ -10,6 +10,8 @@ page prints, so the page holds prose and figures and no parsing.
 
 from __future__ import annotations
 
+import math
+
 from .report import Table
 
 __all__ = [
@@ -41,7 +43,7 @@ FOREST_LABELS = {
     "nystroem_falkon": "Nyström-FALKON",
     "nystroem_falkon_200k": "Nyström-FALKON, 200 000 rows",
     "rff_linear_svm": "Fourier features + linear SVM",
-    "sgd_out_of_core": "Fourier features + SGD, out of core",
+    "sgd_out_of_core": "Fourier features + SGD",
     "hist_gradient_boosting": "gradient-boosted trees",
     "random_forest": "random forest",
     "extra_trees": "extremely randomized trees",
@@ -68,6 +70,15 @@ def seconds(value):
     return f"{float(f'{value:.2g}'):g} s"
 
 
+def _lam(value):
+    """λ as the tables write it: a power of ten as ``10⁻⁶``, any other value plainly."""
+    exponent = round(math.log10(value)) if value > 0 else None
+    if exponent is not None and abs(value - 10.0**exponent) <= 1e-12 * value:
+        digits = str(exponent).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+        return f"10{digits}"
+    return f"{value:g}"
+
+
 def machine_line(record):
     """One sentence naming where and when a record was measured."""
     m = record["machine"]
@@ -78,7 +89,7 @@ def machine_line(record):
 def _tree_setting(method, chosen):
     if method == "hist_gradient_boosting":
         return (
-            f"{chosen['max_iter']} iterations, learning rate {chosen['learning_rate']:g}, "
+            f"{chosen['max_iter']} iterations, rate {chosen['learning_rate']:g}, "
             f"{chosen['max_leaf_nodes']} leaves"
         )
     return f"{chosen['n_estimators']} trees"
@@ -103,7 +114,7 @@ def forest_settings(record, task="binary"):
     D = settings["rff"]["n_components"]
     out.update(
         {
-            "random_binning_ridge": f"P = {chosen['n_grids']}, a γ_k per feature",
+            "random_binning_ridge": f"P = {chosen['n_grids']}, γ_k per feature",
             "rff_ridge": f"D = {D:,}, γ = {gamma_rff:g}",
             "nystroem_falkon": _falkon_setting(settings, validation),
             "nystroem_falkon_200k": _falkon_setting(settings, validation, fast=True)
@@ -112,7 +123,7 @@ def forest_settings(record, task="binary"):
             "rff_linear_svm": (
                 f"D = {settings['svm']['n_components']}, C = {settings['svm']['C']:g}"
             ),
-            "sgd_out_of_core": f"D = {D:,}, {settings['sgd']['epochs']} passes",
+            "sgd_out_of_core": f"D = {D:,}, {settings['sgd']['epochs']} passes, streamed",
         }
     )
     return out
@@ -122,9 +133,9 @@ def _falkon_setting(settings, validation, fast=False):
     if "falkon" in validation:  # γ (or the γ_k) and λ validated, M by the budget
         chosen = validation["falkon"]["chosen"]
         gamma = chosen["gamma"]
-        bandwidth = f"γ = {gamma:g}" if isinstance(gamma, float | int) else "a γ_k per feature"
+        bandwidth = f"γ = {gamma:g}" if isinstance(gamma, float | int) else "γ_k per feature"
         M = settings["falkon_200k"]["n_components"] if fast else chosen["n_components"]
-        return f"M = {M:,}, {bandwidth}, λ = {chosen['lam']:g}"
+        return f"M = {M:,}, {bandwidth}, λ = {_lam(chosen['lam'])}"
     falkon = settings["falkon"]  # records before the validation: λ = 1/√n
     M = falkon.get("n_components", falkon.get("n_centers"))
     return f"M = {M:,}, λ = {falkon['lam']:g}" if "lam" in falkon else f"M = {M:,}, λ = 1/√n"
@@ -143,7 +154,7 @@ def falkon_trials_table(record):
         rows.append(
             [
                 bandwidth,
-                f"{r['lam']:g}",
+                _lam(r["lam"]),
                 f"{100 * r['validation_accuracy']:.2f} %",
                 seconds(r["seconds"]),
                 "yes" if r["kept"] else "",
@@ -153,8 +164,8 @@ def falkon_trials_table(record):
     return Table(
         rows,
         ["bandwidths", "λ", "accuracy", "fit", "kept"],
-        title=f"Nyström-FALKON, M = {first['n_components']:,} centres on "
-        f"{first['n_rows']:,} training rows: validation accuracy on 58 102 held-out rows",
+        title=f"Nyström-FALKON, M = {first['n_components']:,} on {first['n_rows']:,} rows: "
+        "validation accuracy",
     )
 
 
@@ -204,7 +215,7 @@ def forest_table(record, task="binary", part="accuracy"):
     setting = forest_settings(record, task)
     binary = task == "binary"
     if part == "accuracy":
-        header = ["method", "setting", "accuracy"] + (["Rahimi & Recht"] if binary else [])
+        header = ["method", "setting", "accuracy"] + (["published"] if binary else [])
     else:
         header = ["method", "fit", "predict", "memory"]
     rows = []
@@ -233,14 +244,11 @@ def forest_table(record, task="binary", part="accuracy"):
         title = (
             f"Covertype, {FOREST_TASKS[task]}: {data['n_train']:,} training and "
             f"{data['n_test']:,} test points"
-        )
+        ) + ("; published: Rahimi & Recht" if binary else "")
     else:
         minutes = record.get("budget_s", 300.0) / 60
         gib = record.get("memory_budget_bytes", 4 * 2**30) / 2**30
-        title = (
-            f"Covertype, {FOREST_TASKS[task]}: fit and predict time and peak memory "
-            f"(budget {minutes:g} min of fit and {gib:g} GiB)"
-        )
+        title = f"Cost, {FOREST_TASKS[task]} (budget: {minutes:g} min of fit, {gib:g} GiB)"
     return Table(rows, header, title=title)
 
 
@@ -279,8 +287,8 @@ def tree_trials_table(record, task="binary"):
         rows.append(
             [
                 FOREST_LABELS["hist_gradient_boosting"],
-                f"learning rate {lr:g}, {leaves} leaves: best at {r['max_iter']} of "
-                f"{same[-1]['max_iter']} iterations",
+                f"rate {lr:g}, {leaves} leaves: iteration {r['max_iter']} of "
+                f"{same[-1]['max_iter']}",
                 f"{100 * r['validation_accuracy']:.2f} %",
                 seconds(r["seconds"]),
                 "yes" if r["kept"] else "",
@@ -289,8 +297,8 @@ def tree_trials_table(record, task="binary"):
     return Table(
         rows,
         ["model", "trial", "accuracy", "fit", "kept"],
-        title=f"Tree models, {FOREST_TASKS[task]}: validation accuracy on 58 102 held-out "
-        "training rows",
+        title=f"Tree models, {FOREST_TASKS[task]}: validation accuracy, boosting at its best "
+        "iteration",
     )
 
 
@@ -319,10 +327,7 @@ def binning_trials_table(record):
             for r in grid
         ],
         ["stage", "trial", "accuracy", "fit", "memory", "kept"],
-        title="Random binning, validation accuracy on 58 102 held-out training rows, fit time "
-        "and memory. Stage 1: γ and "
-        "λ; stage 2: a factor on γ_k for one feature group at a time; stage 3: the number "
-        "of grids P",
+        title="Random binning: every validation fit, in the order of the search",
     )
 
 
@@ -369,16 +374,20 @@ def lecture004_svm_table(record, data, title):
     return Table(
         rows,
         ["method", "features", "accuracy", "fit", "predict"],
-        title=f"{title}: test accuracy, fit and predict time; {n_train:,} training and "
-        f"{n_test:,} test rows; a grid search on "
-        f"{grid['n_rows']:,} rows chose C = {grid['C']:g}, γ = {grid['gamma']:g}",
+        title=f"{title}: {n_train:,} training, {n_test:,} test rows; C = {grid['C']:g}, "
+        f"γ = {grid['gamma']:g}",
     )
 
 
-def lecture004_pca_table(record):
-    """Exact, Fourier and Nyström kernel PCA on MNIST at the lecture's size, beside the
-    lecture's numbers: time, first component's variance, its share of the ten, and its
-    share of the kernel's total variance."""
+def lecture004_pca_table(record, source="ours"):
+    """Exact, Fourier and Nyström kernel PCA on MNIST at the lecture's size.
+
+    ``source="ours"``: the record's time, first component's variance, its share of the ten
+    components and its share of the kernel's total variance. ``source="lecture"``: lecture
+    004's time, first variance and first explained-variance ratio, as its slides give
+    them."""
+    if source not in ("ours", "lecture"):
+        raise ValueError(f"source must be 'ours' or 'lecture', got {source!r}.")
     done = lecture004_steps(record)
     lecture = record["lecture"]["pca"]
     exact = done["kernel_pca", "mnist"]["result"]
@@ -388,35 +397,40 @@ def lecture004_pca_table(record):
         ("fourier_pca", "Fourier PCA"),
         ("nystroem_pca", "Nystroem PCA"),
     ]:
+        label = name.replace("Nystroem", "Nyström")
+        if source == "lecture":
+            rows.append(
+                [
+                    label,
+                    seconds(lecture["seconds"][name]),
+                    f"{lecture['explained_variance'][name][0]:.3g}",
+                    f"{lecture['explained_variance_ratio'][name][0]:.3g}",
+                ]
+            )
+            continue
         r = done[step, "mnist"]["result"]
         v = r["explained_variance"]
         rows.append(
             [
-                name.replace("Nystroem", "Nyström"),
+                label,
                 seconds(r["fit_s"]),
-                seconds(lecture["seconds"][name]),
                 f"{v[0]:.3g}",
-                f"{lecture['explained_variance'][name][0]:.3g}",
                 f"{v[0] / sum(v):.3g}",
-                f"{lecture['explained_variance_ratio'][name][0]:.3g}",
                 f"{v[0] / exact['total_variance']:.3g}",
             ]
         )
     pca = record["settings"]["pca"]
+    if source == "lecture":
+        return Table(
+            rows,
+            ["method", "time", "variance 1", "ratio 1"],
+            title="Lecture 004's slides: first component",
+        )
     return Table(
         rows,
-        [
-            "method",
-            "time",
-            "lecture",
-            "variance 1",
-            "lecture",
-            "share of the 10",
-            "lecture ratio 1",
-            "share of the total",
-        ],
-        title=f"{pca['n_samples']:,} MNIST digits, 10 components, {pca['n_features']} "
-        "random features",
+        ["method", "time", "variance 1", "share of 10", "share of total"],
+        title=f"{pca['n_samples']:,} MNIST digits, {pca['n_features']} random features: "
+        "first component",
     )
 
 
@@ -429,8 +443,10 @@ def gpu_table(record):
         if r["method"] == "nystroem_falkon":
             M = settings.get("n_components", settings.get("n_centers"))
             per_feature = settings.get("bandwidths") == "binning"
-            setting = f"M = {M:,}, γ = {settings['gamma']:g}" + (
-                " scaled per feature" if per_feature else ""
+            setting = (
+                f"M = {M:,}, γ_k per feature"
+                if per_feature
+                else f"M = {M:,}, γ = {settings['gamma']:g}"
             )
         else:
             setting = f"D = {r['n_components']:,}, γ = {r['gamma']:g}"
@@ -447,7 +463,7 @@ def gpu_table(record):
         )
     return Table(
         rows,
-        ["method", "task", "setting", "accuracy", "fit", "predict", "GPU memory"],
+        ["method", "task", "setting", "accuracy", "fit", "predict", "memory"],
         title=f"Full Covertype on {record['machine'].get('gpu', 'a GPU')}",
     )
 
