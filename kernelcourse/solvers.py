@@ -44,7 +44,7 @@ from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _array_api as aa
-from ._validation import all_finite, check_count, check_positive
+from ._validation import all_finite, check_count, check_nonnegative, check_positive
 
 __all__ = [
     "NotPositiveDefiniteError",
@@ -582,7 +582,15 @@ class FalkonPreconditioner:
     """
 
     def __init__(self, KMM, lam, n, *, xp=None, kind="falkon", eps=None):
+        # a negative λ or n ≤ 0 gave a preconditioner of NaN or infinity, and a misspelt
+        # kind was the identity
+        lam = check_nonnegative(lam, "lam")
+        n = check_positive(n, "n")
+        if kind not in ("falkon", None):
+            raise ValueError(f"kind must be 'falkon' or None, got {kind!r}.")
         self.xp = _xp(xp)
+        if len(KMM.shape) != 2 or KMM.shape[0] != KMM.shape[1]:
+            raise ValueError(f"K_MM must be a square matrix, got shape {tuple(KMM.shape)}.")
         self.M = KMM.shape[0]
         self.sqrt_n = math.sqrt(n)
         self.kind = kind

@@ -1172,3 +1172,26 @@ def test_smo_solve_takes_a_boolean_gram_matrix():
     np.testing.assert_allclose(result.beta, smo_solve(np.eye(4), y, 1.0).beta)
     with pytest.raises(ValueError, match="gram is not symmetric"):
         smo_solve(np.triu(np.ones((4, 4), dtype=bool)), y, 1.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        # λ < 0 or n ≤ 0 built a preconditioner of NaN or infinity (math domain error for
+        # n < 0); a misspelt kind silently gave plain CG
+        ({"lam": -0.1}, "lam must be a finite number >= 0"),
+        ({"lam": np.nan}, "lam must be a finite number >= 0"),
+        ({"n": 0}, "n must be a finite number > 0"),
+        ({"n": -3}, "n must be a finite number > 0"),
+        ({"kind": "Falkon"}, "kind must be 'falkon' or None"),
+        ({"KMM": np.eye(5)[:, :4]}, r"K_MM must be a square matrix, got shape \(5, 4\)"),
+    ],
+)
+def test_falkon_preconditioner_checks_its_arguments_by_name(kwargs, message):
+    from kernelcourse.solvers import FalkonPreconditioner
+
+    args = {"KMM": np.eye(5), "lam": 0.1, "n": 20} | kwargs
+    with pytest.raises(ValueError, match=message):
+        FalkonPreconditioner(args.pop("KMM"), args.pop("lam"), args.pop("n"), **args)
+    plain = FalkonPreconditioner(np.eye(5), 0.1, 20, kind=None)  # B = I/√n
+    np.testing.assert_allclose(plain.apply(np.ones((5, 1))), np.ones((5, 1)) / np.sqrt(20))
