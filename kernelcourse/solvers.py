@@ -659,6 +659,11 @@ def gram_factor_update(R, K, *, xp=None):
     -------
     array (M, M)
 
+    Raises
+    ------
+    ValueError
+        If the shapes do not match or K holds NaN or infinity.
+
     Examples
     --------
     >>> import numpy as np
@@ -671,6 +676,14 @@ def gram_factor_update(R, K, *, xp=None):
     True
     """
     xp = _xp(xp)
+    if len(K.shape) != 2 or (R is not None and tuple(R.shape) != (K.shape[1], K.shape[1])):
+        shape_r = None if R is None else tuple(R.shape)
+        raise ValueError(
+            f"K must be a block of rows (b, M) and R None or (M, M), got K of shape "
+            f"{tuple(K.shape)} and R of shape {shape_r}."
+        )
+    if not all_finite(K, xp):  # a QR of NaN is NaN throughout, and stays so in every update
+        raise ValueError("K contains NaN or infinity.")
     A = K if R is None else xp.concat([R, K], axis=0)
     M = A.shape[1]
     if xp is np:

@@ -1195,3 +1195,17 @@ def test_falkon_preconditioner_checks_its_arguments_by_name(kwargs, message):
         FalkonPreconditioner(args.pop("KMM"), args.pop("lam"), args.pop("n"), **args)
     plain = FalkonPreconditioner(np.eye(5), 0.1, 20, kind=None)  # B = I/√n
     np.testing.assert_allclose(plain.apply(np.ones((5, 1))), np.ones((5, 1)) / np.sqrt(20))
+
+
+def test_gram_factor_update_checks_its_block_by_name():
+    # a block with other columns than R failed in numpy's concatenate; NaN in a block made
+    # the factor NaN, silently, for every later update
+    from kernelcourse.solvers import gram_factor_update
+
+    K = np.random.default_rng(0).normal(size=(8, 5))
+    R = gram_factor_update(None, K)
+    with pytest.raises(ValueError, match=r"got K of shape \(8, 4\) and R of shape \(5, 5\)"):
+        gram_factor_update(R, K[:, :4])
+    with pytest.raises(ValueError, match="K contains NaN or infinity"):
+        gram_factor_update(R, np.where(K > 1, np.nan, K))
+    np.testing.assert_allclose((R2 := gram_factor_update(R, K)).T @ R2, 2 * K.T @ K)
