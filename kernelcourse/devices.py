@@ -29,6 +29,7 @@ import numpy as np
 
 from . import _array_api as aa
 from . import solvers
+from ._validation import all_finite
 from .kernels import (
     RBF,
     Cosine,
@@ -76,6 +77,9 @@ def gram_block(kernel, X, Y=None, *, xp=None):
     ------
     TypeError
         For a kernel without an array-API form (``exp(K)``, weighted kernels).
+    ValueError
+        If X or Y is not 2-D, they have different numbers of features, or either holds NaN
+        or infinity (which would fill the block with NaN).
 
     See Also
     --------
@@ -100,6 +104,20 @@ def gram_block(kernel, X, Y=None, *, xp=None):
      [0.135 0.082 1.   ]]
     """
     xp = xp or aa.namespace_of(X) or np
+    for name, A in (("X", X), ("Y", Y)):
+        if A is None:
+            continue
+        if len(A.shape) != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {A.shape}.")
+        if not all_finite(A, xp):
+            raise ValueError(f"{name} contains NaN or infinity.")
+    if Y is not None and X.shape[1] != Y.shape[1]:
+        raise ValueError(f"Y has {Y.shape[1]} features but X has {X.shape[1]}.")
+    return _gram_block(kernel, X, Y, xp)
+
+
+def _gram_block(kernel, X, Y, xp):
+    """:func:`gram_block` on checked input."""
     Z = X if Y is None else Y
     if isinstance(kernel, RBF):
         gamma = kernel.gamma
@@ -146,11 +164,11 @@ def gram_block(kernel, X, Y=None, *, xp=None):
 
         return normalize(X) @ normalize(Z).T
     if isinstance(kernel, Scaled):
-        return kernel.c * gram_block(kernel.k1, X, Y, xp=xp)
+        return kernel.c * _gram_block(kernel.k1, X, Y, xp)
     if isinstance(kernel, Sum):
-        return gram_block(kernel.k1, X, Y, xp=xp) + gram_block(kernel.k2, X, Y, xp=xp)
+        return _gram_block(kernel.k1, X, Y, xp) + _gram_block(kernel.k2, X, Y, xp)
     if isinstance(kernel, Product):
-        return gram_block(kernel.k1, X, Y, xp=xp) * gram_block(kernel.k2, X, Y, xp=xp)
+        return _gram_block(kernel.k1, X, Y, xp) * _gram_block(kernel.k2, X, Y, xp)
     if isinstance(kernel, Kernel):
         raise TypeError(
             f"kernel {kernel!r} has no array-API form; use it with numpy inputs, or an RBF, "
@@ -295,7 +313,7 @@ def nystroem_fit(est, X, xp, rng, kernel, warning):
     basis = xp.take(X, aa.from_numpy(indices, xp, device), axis=0)
     pdtype = aa.max_float(xp, device)
     eps = float(xp.finfo(X.dtype).eps)
-    K_hat = xp.astype(gram_block(kernel, basis, xp=xp), pdtype)
+    K_hat = xp.astype(_gram_block(kernel, basis, None, xp), pdtype)
     evals, normalization, info = nystroem_map(K_hat, est.rank, eps, xp)
     if info["n_keep"] < m:
         warnings.warn(rank_deficiency_message(m, info), warning, stacklevel=3)
@@ -332,7 +350,7 @@ def nystroem_transform(est, X, xp):
     out = xp.empty((X.shape[0], r), dtype=X.dtype, device=device)
     for start in range(0, X.shape[0], rows):
         stop = min(start + rows, X.shape[0])
-        out[start:stop, :] = gram_block(est.kernel_, X[start:stop, :], C, xp=xp) @ W_T
+        out[start:stop, :] = _gram_block(est.kernel_, X[start:stop, :], C, xp) @ W_T
     return out
 
 
@@ -355,7 +373,7 @@ def kernel_ridge_fit(kernel, X, Y, lam, xp):
             f"do not fit in the {free / 2**30:.1f} GB free on {device}; use dtype='float32', "
             "fewer samples, or NystroemKRR."
         )
-    K = aa.add_to_diagonal(gram_block(kernel, X, xp=xp), lam, xp)
+    K = aa.add_to_diagonal(_gram_block(kernel, X, None, xp), lam, xp)
     from scipy.linalg import LinAlgWarning
 
     L = aa._cholesky_lower(K, xp)
@@ -379,7 +397,7 @@ def kernel_ridge_fit(kernel, X, Y, lam, xp):
 def kernel_ridge_predict(kernel, X, X_fit, alpha, xp):
     r""":math:`\hat f(x) = \sum_i \alpha_i K(x_i, x)` in float64 where the device supports it."""
     pdtype = aa.max_float(xp, aa.device_of(X))
-    return gram_block(kernel, xp.astype(X, pdtype), xp.astype(X_fit, pdtype), xp=xp) @ (
+    return _gram_block(kernel, xp.astype(X, pdtype), xp.astype(X_fit, pdtype), xp) @ (
         xp.astype(alpha, pdtype)
     )
 
@@ -492,7 +510,7 @@ def nystroem_krr_fit(
             if progress and progress.due():  # a pass over a large X can itself take minutes
                 progress.report(f"pass over the data: {start} of {n} rows")
             stop = min(start + rows, n)
-            Kb = gram_block(kernel, X[start:stop, :], centers, xp=xp)
+            Kb = _gram_block(kernel, X[start:stop, :], centers, xp)
             yield start, stop, Kb if Kb.dtype == pdtype else xp.astype(Kb, pdtype)
 
     def products(V):  # K_nMᵀ S K_nM V
@@ -517,7 +535,7 @@ def nystroem_krr_fit(
     # K_MM in the preconditioner's dtype (M² entries against the blocks' nM), jittered by
     # M·ε·max K_ii with ε of the blocks' dtype, as on the host (scale.NystroemKRR)
     precond = solvers.FalkonPreconditioner(
-        gram_block(kernel, xp.astype(centers, pdtype), xp=xp),
+        _gram_block(kernel, xp.astype(centers, pdtype), None, xp),
         lam,
         n_eff,
         xp=xp,
@@ -553,6 +571,6 @@ def nystroem_krr_decision(est, X, xp):
     out = xp.empty((X.shape[0], alpha.shape[1]), dtype=alpha.dtype, device=device)
     for start in range(0, X.shape[0], rows):
         stop = min(start + rows, X.shape[0])
-        Kb = gram_block(est.kernel_, X[start:stop, :], est.centers_, xp=xp)
+        Kb = _gram_block(est.kernel_, X[start:stop, :], est.centers_, xp)
         out[start:stop, :] = xp.astype(Kb, alpha.dtype) @ alpha + est.y_mean_[None, :]
     return out

@@ -1209,3 +1209,22 @@ def test_gram_factor_update_checks_its_block_by_name():
     with pytest.raises(ValueError, match="K contains NaN or infinity"):
         gram_factor_update(R, np.where(K > 1, np.nan, K))
     np.testing.assert_allclose((R2 := gram_factor_update(R, K)).T @ R2, 2 * K.T @ K)
+
+
+@pytest.mark.parametrize(
+    "X, Y, message",
+    [
+        # NaN came back as a block of NaN; a 1-D X was numpy's AxisError, Y of other width a
+        # broadcasting error
+        (np.full((3, 2), np.nan), None, "X contains NaN or infinity"),
+        (np.ones((3, 2)), np.array([[np.inf, 0.0]]), "Y contains NaN or infinity"),
+        (np.ones(3), None, r"X must be 2-D \(n_samples, n_features\), got shape \(3,\)"),
+        (np.ones((3, 2)), np.ones((4, 3)), "Y has 3 features but X has 2"),
+    ],
+)
+def test_array_api_gram_block_checks_its_inputs_by_name(X, Y, message):
+    from kernelcourse import devices
+
+    with pytest.raises(ValueError, match=message):
+        devices.gram_block(kn.RBF(0.5), X, Y)
+    np.testing.assert_allclose(devices.gram_block(kn.RBF(0.5), np.eye(3)), kn.RBF(0.5)(np.eye(3)))
