@@ -1228,3 +1228,39 @@ def test_array_api_gram_block_checks_its_inputs_by_name(X, Y, message):
     with pytest.raises(ValueError, match=message):
         devices.gram_block(kn.RBF(0.5), X, Y)
     np.testing.assert_allclose(devices.gram_block(kn.RBF(0.5), np.eye(3)), kn.RBF(0.5)(np.eye(3)))
+
+
+@pytest.mark.parametrize(
+    "scale_psi, scale_y, loss",
+    [
+        (1e300, 1.0, "logistic"),
+        (1e155, 1.0, "logistic"),
+        (1e300, 1.0, "squared"),
+        (1.0, 1e300, "squared"),
+    ],
+)
+def test_fit_box_constrained_refuses_an_objective_that_overflows(scale_psi, scale_y, loss):
+    # L-BFGS-B stopped at once on a NaN objective and β = 0 came back as if fitted
+    from kernelcourse.features import fit_box_constrained
+
+    Psi = np.random.default_rng(0).normal(size=(20, 4))
+    y = np.where(Psi[:, 0] > 0, 1.0, -1.0) if loss == "logistic" else Psi[:, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the error says it all, no numpy warnings besides
+        with pytest.raises(ValueError, match="objective or its gradient overflows"):
+            fit_box_constrained(Psi * scale_psi, y * scale_y, 1.0, loss=loss)
+
+
+def test_fit_box_constrained_warns_when_it_takes_no_step():
+    # features of 1e100: the line search failed at β = 0, returned without a word
+    from kernelcourse.features import fit_box_constrained
+
+    Psi = np.random.default_rng(0).normal(size=(20, 4))
+    y = np.where(Psi[:, 0] > 0, 1.0, -1.0)
+    with pytest.warns(RuntimeWarning, match="took no step.*gradient norm 3.3\\de\\+99"):
+        beta, _ = fit_box_constrained(Psi * 1e100, y, 1.0)
+    np.testing.assert_array_equal(beta, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        beta, _ = fit_box_constrained(Psi, y, 1.0)  # a well-scaled problem: no warning
+    assert np.abs(beta).max() > 0

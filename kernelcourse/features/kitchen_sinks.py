@@ -424,7 +424,9 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
     bounds = [(None if lo == -np.inf else lo, None if hi == np.inf else hi) for lo, hi in bounds]
     theta0 = np.zeros(q + int(intercept))
     # Hundreds of cheap matrix-vector products: BLAS threads only add synchronisation cost.
-    with single_blas_thread():
+    # numpy's overflow warnings at the line search's trial points are silenced: a result
+    # that is not finite raises below, naming Psi and y
+    with single_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         res = minimize(
             objective,
             theta0,
@@ -433,7 +435,23 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
             bounds=bounds,
             options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-12},
         )
-    if not res.success and res.nit >= max_iter:
+    if not (np.isfinite(res.fun) and np.isfinite(res.jac).all()):
+        # L-BFGS-B stops at once on an objective or gradient of NaN or infinity and hands
+        # back the starting point β = 0, which looked like a fit
+        raise ValueError(
+            f"the objective or its gradient overflows floating point (largest |entry| of Psi "
+            f"{float(np.abs(Psi).max()):.3g}, of y {float(np.abs(y).max()):.3g}); rescale Psi "
+            "or y."
+        )
+    if not res.success and res.nit == 0:
+        warnings.warn(
+            f"fit_box_constrained took no step: the line search failed at β = 0 (projected "
+            f"gradient norm {np.abs(res.jac).max():.3g}), and β = 0 is returned. The problem is "
+            f"badly scaled (largest |entry| of Psi {float(np.abs(Psi).max()):.3g}); rescale Psi.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    elif not res.success and res.nit >= max_iter:
         warnings.warn(
             f"fit_box_constrained stopped after max_iter={max_iter} iterations with projected "
             f"gradient norm {np.abs(res.jac).max():.3g} > tol={tol:g}; raise max_iter.",
