@@ -7,6 +7,7 @@ import os
 import re
 
 import numpy as np
+import scipy.sparse
 
 __all__ = [
     "check_weights",
@@ -36,6 +37,8 @@ def as_float_matrix(X, name="X", *, allow_float32=True):
         If ``X`` is not numeric.
     """
     _not_ragged(X, name)
+    if scipy.sparse.issparse(X):  # np.asarray made it a 0-d object array: "dtype object"
+        raise TypeError(f"{name} is a sparse matrix; this needs a dense array ({name}.toarray()).")
     arr = np.asarray(X)
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)

@@ -1264,3 +1264,12 @@ def test_fit_box_constrained_warns_when_it_takes_no_step():
         warnings.simplefilter("error")
         beta, _ = fit_box_constrained(Psi, y, 1.0)  # a well-scaled problem: no warning
     assert np.abs(beta).max() > 0
+
+
+@pytest.mark.parametrize("k", [kn.RBF(0.5), kn.Linear(), kn.Polynomial()])
+def test_kernels_say_a_sparse_x_is_sparse(k):
+    # "X must be a numeric array, got dtype object": np.asarray wraps a sparse matrix
+    with pytest.raises(TypeError, match=r"X is a sparse matrix; .*X\.toarray\(\)"):
+        k(sp.csr_matrix(np.eye(3)))
+    with pytest.raises(TypeError, match=r"Y is a sparse matrix"):
+        k(np.eye(3), sp.csr_array(np.eye(3)))
