@@ -38,6 +38,7 @@ import copy
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
@@ -584,7 +585,16 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                 self.features_ = copy.deepcopy(self.features)
             else:
                 self.features_ = clone(self.features).fit(X)
-            D = self.features_.transform(X[:1]).shape[1]
+            Z1 = self.features_.transform(X[:1])
+            if sp.issparse(Z1):
+                # the compiled SGD pass reads a dense block (a CSR matrix failed in numpy)
+                name = type(self.features_).__name__
+                del self.features_, self.classes_
+                raise TypeError(
+                    f"features must return a dense array; {name} returns "
+                    f"{type(Z1).__name__}. Use FeatureRidgeClassifier for sparse features."
+                )
+            D = Z1.shape[1]
             self._w, self._w_avg = np.zeros(D + 1), np.zeros(D + 1)
             self._state = np.zeros(2)
             self.n_samples_seen_ = 0

@@ -722,6 +722,9 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
                 f"class_weight names labels {sorted(unknown, key=str)} that are not in y "
                 f"(classes {classes.tolist()})."
             )
+        bad = {k: v for k, v in est.class_weight.items() if not isinstance(v, Real)}
+        if bad:  # scikit-learn's float() error ("could not convert string") names no argument
+            raise TypeError(f"class_weight must map labels to real numbers, got {bad!r}.")
     est.class_weight_ = compute_class_weight(
         est.class_weight,
         classes=classes,

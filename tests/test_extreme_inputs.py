@@ -1273,3 +1273,28 @@ def test_kernels_say_a_sparse_x_is_sparse(k):
         k(sp.csr_matrix(np.eye(3)))
     with pytest.raises(TypeError, match=r"Y is a sparse matrix"):
         k(np.eye(3), sp.csr_array(np.eye(3)))
+
+
+def test_feature_sgd_classifier_names_sparse_features():
+    # RandomBinningFeatures' CSR blocks failed in numpy ("setting an array element with a
+    # sequence"), after the first call had already set features_ and classes_
+    from kernelcourse.features import RandomBinningFeatures
+    from kernelcourse.sgd import FeatureSGDClassifier
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = FeatureSGDClassifier(features=RandomBinningFeatures(n_grids=3, random_state=0))
+    with pytest.raises(TypeError, match="features must return a dense array; Random.*csr"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "features_") and not hasattr(clf, "classes_")
+
+
+def test_svc_class_weight_of_non_numbers_is_named():
+    # scikit-learn's "could not convert string to float: 'a'" did not name class_weight
+    from kernelcourse.svm import PrimalSVC
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for clf in (KernelSVC(class_weight={0: "a", 1: 1}), PrimalSVC(class_weight={0: None})):
+        with pytest.raises(TypeError, match="class_weight must map labels to real numbers"):
+            clf.fit(X, y)
