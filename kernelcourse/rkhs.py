@@ -30,7 +30,13 @@ import numbers
 import numpy as np
 from scipy import linalg
 
-from ._validation import as_float_matrix, as_float_vector, check_count, check_positive
+from ._validation import (
+    as_float_matrix,
+    as_float_vector,
+    check_count,
+    check_memory,
+    check_positive,
+)
 from .kernels import RBF, Kernel
 
 __all__ = [
@@ -445,14 +451,22 @@ def mercer_expansion(
             raise TypeError(
                 f"random_state must be None, an integer or a numpy Generator, got {random_state!r}."
             ) from err
+        # before the draw: n_samples=10**9 drew for minutes, then wanted an n × n Gram matrix
+        _check_gram_memory(int(n_samples), "n_samples")
         points = points_or_sampler(int(n_samples), rng)
         points = np.asarray(points)
         if points.ndim == 1:
             points = points.reshape(-1, 1)
+        if points.ndim and len(points) != n_samples:  # an estimate from another sample size
+            raise ValueError(
+                f"the sampler returned {len(points)} points for n_samples={int(n_samples)}; "
+                "sampler(n, rng) must return an array of n rows."
+            )
     else:
         points = points_or_sampler
     points = as_float_matrix(points, "points", allow_float32=False)
     n = len(points)
+    _check_gram_memory(n, "the number of points")
     if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral):
         raise TypeError(f"n_terms must be an integer, got {n_terms!r}.")
     if not 1 <= n_terms <= n:
@@ -495,6 +509,13 @@ def mercer_expansion(
     idx = np.argmax(np.abs(vecs), axis=0)
     vecs = vecs * np.sign(vecs[idx, np.arange(vecs.shape[1])])
     return MercerExpansion(kernel, points, w, vals, vecs)
+
+
+def _check_gram_memory(n, what):
+    """The n × n Gram matrix and the eigensolver's copy of it must fit in memory."""
+    check_memory(
+        16 * n * n, f"mercer_expansion on {n} points (an {n} × {n} Gram matrix)", f"lower {what}"
+    )
 
 
 # -- closed form: Gaussian kernel under a Gaussian measure ---------------------------------------

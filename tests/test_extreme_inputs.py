@@ -1298,3 +1298,18 @@ def test_svc_class_weight_of_non_numbers_is_named():
     for clf in (KernelSVC(class_weight={0: "a", 1: 1}), PrimalSVC(class_weight={0: None})):
         with pytest.raises(TypeError, match="class_weight must map labels to real numbers"):
             clf.fit(X, y)
+
+
+def test_mercer_expansion_checks_the_sample_size_and_the_sampler():
+    # n_samples=10**9 drew points for minutes before an impossible Gram matrix; a sampler
+    # that returned 3 points for 20 was used as if it were the sample asked for
+    def sampler(n, rng):
+        return rng.normal(size=(n, 2))
+
+    with pytest.raises(MemoryError, match="lower n_samples"):
+        mercer_expansion(kn.RBF(), sampler, 3, n_samples=10**9)
+    with pytest.raises(ValueError, match="sampler returned 3 points for n_samples=20"):
+        mercer_expansion(kn.RBF(), lambda n, rng: np.ones((3, 2)), 3, n_samples=20)
+    with pytest.raises(TypeError, match="points must be a numeric array"):
+        mercer_expansion(kn.RBF(), lambda n, rng: "abc", 3, n_samples=20)
+    assert len(mercer_expansion(kn.RBF(), sampler, 3, n_samples=50).eigenvalues) == 3
