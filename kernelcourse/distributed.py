@@ -61,10 +61,14 @@ def _check_rows(X, y=None):
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}.")
     if any(np.isnan(c) for c in X.chunks[0]):
         raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first.")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X is empty (shape {X.shape}); it needs at least one row and column.")
     X = X.rechunk({1: -1})
     if y is None:
         return X, None, None
     y = da.asarray(y)
+    if y.dtype.kind not in "biuf":  # else numpy's conversion error, when the graph runs
+        raise TypeError(f"y must be a real numeric array, got dtype {y.dtype}.")
     if y.ndim not in (1, 2) or y.shape[0] != X.shape[0]:
         raise ValueError(f"y must have shape ({X.shape[0]},) or ({X.shape[0]}, k), got {y.shape}.")
     single = y.ndim == 1
@@ -196,7 +200,7 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Accumulate the sufficient statistics over the chunks of X and solve for w."""
-        if not (isinstance(self.lam, float | int) and self.lam > 0):
+        if not (isinstance(self.lam, float | int) and 0 < self.lam < np.inf):
             raise ValueError(f"lam must be a number > 0, got {self.lam!r}.")
         X, Y, single = _check_rows(X, y)
         first = X.blocks[0].compute()
@@ -216,6 +220,11 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
             return Za.T @ np.hstack([Za, yb])
 
         S = _per_chunk_sum(stats, X, Y, (D + 1, D + 1 + k))
+        # NaN in y (or sums that overflow) reached the solver as "array must not contain infs"
+        if not np.isfinite(S[:, : D + 1]).all():
+            raise ValueError("the features of X have NaN or infinity, or sums that overflow.")
+        if not np.isfinite(S[:, D + 1 :]).all():
+            raise ValueError("y contains NaN or infinity, or values whose sums overflow.")
         n = S[D, D]
         zbar, ybar = S[:D, D] / n, S[D, D + 1 :] / n
         if not self.fit_intercept:
@@ -319,6 +328,8 @@ class DaskNystroemKRR(NystroemKRR):
         kernel = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
         centers = np.asarray(X[idx].compute())
         y_mean = Y.mean(axis=0).compute()
+        if not np.isfinite(y_mean).all():  # else NaN reached the solver's finiteness check
+            raise ValueError("y contains NaN or infinity, or values whose sum overflows.")
         k = Y.shape[1]
 
         def knm_t(V):
@@ -388,6 +399,11 @@ class DaskNystroemKRR(NystroemKRR):
         r""":math:`f(x) = \sum_j \alpha_j K(x, \tilde x_j) + \bar y`, a lazy dask array."""
         check_is_fitted(self, "dual_coef_")
         X, _, _ = _check_rows(X)
+        if X.shape[1] != self.n_features_in_:  # else the kernel named the centres "Y"
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "
+                f"{self.n_features_in_}."
+            )
         kernel, centers, alpha, y_mean = self.kernel_, self.centers_, self.dual_coef_, self.y_mean_
         X = X.astype(self.dtype)
 

@@ -86,3 +86,28 @@ def test_bad_inputs_are_named(client):
         DaskNystroemKRR(n_components=5).fit(da.from_array(X), da.from_array(y[:10]))
     with pytest.raises(ValueError, match="lam must be a number > 0"):
         DaskFeatureRidge(lam=0).fit(da.from_array(X), y)
+
+
+@pytest.mark.parametrize("Est", [DaskFeatureRidge, DaskNystroemKRR])
+def test_bad_targets_and_shapes_are_named(Est):
+    # NaN in y reached the solver ("array must not contain infs or NaNs"), a string y failed
+    # in numpy's conversion when the graph ran, an empty X was blamed on y, and predict on X
+    # of another width said "Y has 3 features but X has 2" about the centres
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = X[:, 0].copy()
+    dx = da.from_array(X, chunks=(10, -1))
+
+    def est():
+        return Est(random_state=0) if Est is DaskFeatureRidge else Est(n_components=5)
+
+    y[3] = np.nan
+    with pytest.raises(ValueError, match="^y contains NaN or infinity"):
+        est().fit(dx, da.from_array(y, chunks=10))
+    with pytest.raises(TypeError, match="y must be a real numeric array"):
+        est().fit(dx, da.from_array(np.array(["a"] * 40), chunks=10))
+    with pytest.raises(ValueError, match=r"X is empty \(shape \(0, 3\)\)"):
+        est().fit(dx[:0], da.from_array(y[:0], chunks=1))
+    model = est().fit(dx, da.from_array(X[:, 0], chunks=10))
+    with pytest.raises(ValueError, match="X has 2 features"):
+        model.predict(dx[:, :2]).compute()
