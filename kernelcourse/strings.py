@@ -11,10 +11,10 @@ finite alphabet :math:`\mathcal A`. A string kernel is built exactly like the ke
   pairs of shared k-mers. :math:`|\mathcal A|^k` coordinates, of which at most
   ``len(x) - k + 1`` are non-zero: the map is a sparse matrix.
 * **weighted degree** (Rätsch & Sonnenburg 2004): for strings of one length N,
-  :math:`K(x, y) = \sum_{d=1}^{L} \beta_d \sum_{l=1}^{N-d+1}
-  \mathbb 1[x_{l:l+d} = y_{l:l+d}]`, :math:`\beta_d = 2(L-d+1)/(L(L+1))`: matches of d-mers at the
+  :math:`K(x, y) = \sum_{d=1}^{L} \eta_d \sum_{l=1}^{N-d+1}
+  \mathbb 1[x_{l:l+d} = y_{l:l+d}]`, :math:`\eta_d = 2(L-d+1)/(L(L+1))`: matches of d-mers at the
   *same* position. Its feature map is one indicator per (degree, position, d-mer), scaled by
-  :math:`\sqrt{\beta_d}`.
+  :math:`\sqrt{\eta_d}`.
 
 The kernels are :class:`~kernelcourse.kernels.Kernel` objects whose inputs are sequences of
 strings; ``+``, ``*``, ``c * k``, :func:`string_exp` and :func:`normalize` (the weighting rule with
@@ -287,8 +287,8 @@ class SpectrumKernel(StringKernel):
 class WeightedDegreeKernel(StringKernel):
     r"""Weighted-degree kernel on strings of equal length N.
 
-    :math:`K(x, y) = \sum_{d=1}^{L} \beta_d \sum_{l=1}^{N-d+1} \mathbb 1[x_{l:l+d} = y_{l:l+d}]`
-    with :math:`\beta_d = 2(L - d + 1) / (L(L+1))`. Unlike the spectrum kernel it is
+    :math:`K(x, y) = \sum_{d=1}^{L} \eta_d \sum_{l=1}^{N-d+1} \mathbb 1[x_{l:l+d} = y_{l:l+d}]`
+    with :math:`\eta_d = 2(L - d + 1) / (L(L+1))`. Unlike the spectrum kernel it is
     position-aware: a motif counts only where both strings have it at the same place.
 
     Parameters
@@ -298,6 +298,11 @@ class WeightedDegreeKernel(StringKernel):
     alphabet : str, default="ACGT"
     unknown : {"error", "skip"}, default="error"
         "skip" drops the d-mers that contain a character outside the alphabet.
+
+    Attributes
+    ----------
+    eta : ndarray of shape (L,)
+        The weights :math:`\eta_1, \dots, \eta_L`, which sum to 1.
 
     References
     ----------
@@ -317,7 +322,7 @@ class WeightedDegreeKernel(StringKernel):
         self._encoder = _Encoder(alphabet, unknown)
         self.alphabet, self.unknown = alphabet, unknown
         L = self.degree
-        self.beta = np.array([2.0 * (L - d + 1) / (L * (L + 1)) for d in range(1, L + 1)])
+        self.eta = np.array([2.0 * (L - d + 1) / (L * (L + 1)) for d in range(1, L + 1)])
 
     def _params(self):
         return {"degree": self.degree, "alphabet": self.alphabet, "unknown": self.unknown}
@@ -356,7 +361,7 @@ class WeightedDegreeKernel(StringKernel):
             valid = (windows >= 0).all(axis=2)
             positions = np.arange(length - d + 1) * A**d
             rows, cols = np.nonzero(valid)
-            data = np.full(len(rows), math.sqrt(self.beta[d - 1]))
+            data = np.full(len(rows), math.sqrt(self.eta[d - 1]))
             blocks.append(
                 sparse.csr_matrix(
                     (data, (rows, positions[cols] + idx[rows, cols])),

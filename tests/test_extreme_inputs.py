@@ -339,7 +339,7 @@ def test_weighted_degree_kernel_of_high_degree():
     ref = [
         [
             sum(
-                k.beta[d - 1] * sum(a[i : i + d] == b[i : i + d] for i in range(len(a) - d + 1))
+                k.eta[d - 1] * sum(a[i : i + d] == b[i : i + d] for i in range(len(a) - d + 1))
                 for d in range(1, 21)
             )
             for b in s
