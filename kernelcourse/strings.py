@@ -330,7 +330,9 @@ class WeightedDegreeKernel(StringKernel):
     def feature_dim(self, length):
         r"""The dimension :math:`\sum_d (N - d + 1)\,|\mathcal A|^d` for strings of length N."""
         A = len(self.alphabet)
-        return sum(max(length - d + 1, 0) * A**d for d in range(1, self.degree + 1))
+        # terms with d > N are 0: stop there, not at the degree (4**d for d up to 10**6 took
+        # minutes of big-integer arithmetic on strings of length 4)
+        return sum((length - d + 1) * A**d for d in range(1, min(self.degree, length) + 1))
 
     def _codes(self, X, other=None):
         length = len(X[0]) if other is None else other

@@ -1313,3 +1313,22 @@ def test_mercer_expansion_checks_the_sample_size_and_the_sampler():
     with pytest.raises(TypeError, match="points must be a numeric array"):
         mercer_expansion(kn.RBF(), lambda n, rng: "abc", 3, n_samples=20)
     assert len(mercer_expansion(kn.RBF(), sampler, 3, n_samples=50).eigenvalues) == 3
+
+
+def test_weighted_degree_kernel_of_a_degree_far_beyond_the_length():
+    # degree 10**6 on strings of length 4: feature_dim summed 4**d for every d up to 10**6,
+    # minutes of big-integer arithmetic for terms that are all 0 beyond d = 4
+    k = WeightedDegreeKernel(degree=10**6)
+    assert k.feature_dim(4) == sum((4 - d + 1) * 4**d for d in range(1, 5))
+    s = ["ACGT", "ACGA"]
+    ref = [
+        [
+            sum(
+                k.eta[d - 1] * sum(a[i : i + d] == b[i : i + d] for i in range(5 - d))
+                for d in range(1, 5)
+            )
+            for b in s
+        ]
+        for a in s
+    ]
+    np.testing.assert_allclose(k(s), ref, rtol=1e-12)
