@@ -231,9 +231,32 @@ class SpectralMeasure:
         return f"{type(self).__name__}(kernel={self.kernel!r}, mass={self.mass!r})"
 
 
+def _halton_permutation_bytes(dim):
+    """Memory scipy's scrambled Halton sequence takes for its digit permutations: for the
+    prime p of each of the ``dim`` coordinates, ceil(54 / log2 p) - 1 permutations of p
+    int64s. It grows like dim² log dim: 2.5 GB at dim = 4000, over 100 GB at 25 000."""
+    if dim < 1:
+        return 0
+    bound = max(15, int(dim * (math.log(dim) + math.log(math.log(dim + 2))) + 10))
+    sieve = np.ones(bound + 1, dtype=bool)
+    sieve[:2] = False
+    for q in range(2, math.isqrt(bound) + 1):
+        if sieve[q]:
+            sieve[q * q :: q] = False
+    primes = np.flatnonzero(sieve)[:dim].astype(np.float64)
+    counts = np.ceil(54 / np.log2(primes)) - 1
+    return int(8 * float(np.sum(counts * primes)))
+
+
 def _qmc_uniforms(n, dim, rng, engine):
     seed = int(rng.randint(0, 2**31 - 1))
     if engine == "halton":
+        # d = 25 000 ran for hours, swapping, before this check
+        check_memory(
+            _halton_permutation_bytes(dim),
+            f"scrambled Halton points in {dim} dimensions (scipy's digit permutations)",
+            "use qmc_engine='sobol' (up to 21201 dimensions) or method='mc'",
+        )
         U = qmc.Halton(dim, scramble=True, seed=seed).random(n)
     elif engine == "sobol":
         # A prefix of a power-of-two Sobol block keeps the balance properties as far as possible.

@@ -1332,3 +1332,17 @@ def test_weighted_degree_kernel_of_a_degree_far_beyond_the_length():
         for a in s
     ]
     np.testing.assert_allclose(k(s), ref, rtol=1e-12)
+
+
+def test_scrambled_halton_beyond_memory_says_so(monkeypatch):
+    # scipy's scrambled Halton keeps ~dim² log dim digit permutations: d = 25 000 ran for
+    # hours, swapping. Pretend the machine has 1 GiB, which d = 4000 (1.65 GiB) exceeds.
+    from kernelcourse import _validation
+    from kernelcourse.features import RandomFourierFeatures
+
+    monkeypatch.setattr(_validation, "physical_memory", lambda: 2**30)
+    X = np.random.default_rng(0).normal(size=(3, 4000))
+    with pytest.raises(MemoryError, match="Halton points in 4000 dimensions.*qmc_engine='sobol'"):
+        RandomFourierFeatures(n_components=4, sampling="qmc", random_state=0).fit(X)
+    small = RandomFourierFeatures(n_components=4, sampling="qmc", random_state=0)
+    assert small.fit(X[:, :100]).transform(X[:, :100]).shape == (3, 4)
