@@ -21,6 +21,7 @@ __all__ = [
     "check_count",
     "check_fit_input",
     "check_labels",
+    "kernel_params_of",
     "check_memory",
     "validate_data",
 ]
@@ -256,6 +257,20 @@ def check_labels(y, *, ravel=False):
             raise
         raise type(err)(f"y: {err}") from err
     return y
+
+
+def kernel_params_of(kernel_params):
+    """An estimator's ``kernel_params`` as a dict for ``resolve_kernel``, refusing the keys
+    the estimator passes itself (Python's "got multiple values for keyword argument
+    'gamma'" before)."""
+    params = dict(kernel_params or {})
+    clash = sorted({"gamma", "n_features"} & set(params))
+    if clash:
+        raise ValueError(
+            f"kernel_params must not hold {clash}: gamma is the estimator's own parameter "
+            "(set gamma=...), and n_features comes from X."
+        )
+    return params
 
 
 def check_weights(sample_weight, X):

@@ -44,6 +44,7 @@ from ._validation import (
     check_memory,
     check_weights,
     finite_gram,
+    kernel_params_of,
     validate_data,
 )
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
@@ -739,7 +740,10 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
     def _resolve(self, n_features):
         return resolve_kernel(
-            self.kernel, gamma=self.gamma, n_features=n_features, **(self.kernel_params or {})
+            self.kernel,
+            gamma=self.gamma,
+            n_features=n_features,
+            **kernel_params_of(self.kernel_params),
         )
 
     @_fit_context(prefer_skip_nested_validation=True)

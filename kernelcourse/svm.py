@@ -52,6 +52,7 @@ from ._validation import (
     check_fit_input,
     check_labels,
     finite_gram,
+    kernel_params_of,
     validate_data,
 )
 from .kernels import KERNEL_NAMES, Kernel, _gram_rows, resolve_kernel
@@ -960,7 +961,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             _check_user_gram(X, "X (the precomputed Gram matrix)")
             gram_all = _FullGram(X)
         else:
-            params = dict(self.kernel_params or {})
+            params = kernel_params_of(self.kernel_params)
             self.kernel_ = resolve_kernel(
                 self.kernel, gamma=self.gamma, n_features=X.shape[1], **params
             )

@@ -1346,3 +1346,21 @@ def test_scrambled_halton_beyond_memory_says_so(monkeypatch):
         RandomFourierFeatures(n_components=4, sampling="qmc", random_state=0).fit(X)
     small = RandomFourierFeatures(n_components=4, sampling="qmc", random_state=0)
     assert small.fit(X[:, :100]).transform(X[:, :100]).shape == (3, 4)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda p: KernelRidge(kernel_params=p),
+        lambda p: KernelSVC(kernel_params=p),
+        lambda p: Nystroem(n_components=5, kernel_params=p),
+    ],
+)
+@pytest.mark.parametrize("params", [{"gamma": 1.0}, {"n_features": 3}])
+def test_kernel_params_that_clash_with_the_estimators_own_are_named(make, params):
+    # Python's "resolve_kernel() got multiple values for keyword argument 'gamma'"
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="kernel_params must not hold .*set gamma="):
+        make(params).fit(X, y)
+    make(None).fit(X, y)  # without them it fits

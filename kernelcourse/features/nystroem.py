@@ -38,7 +38,13 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _array_api, devices
 from .._array_api import namespace_of
 from .._threads import for_each_row_block
-from .._validation import as_float_matrix, as_float_vector, check_positive, validate_data
+from .._validation import (
+    as_float_matrix,
+    as_float_vector,
+    check_positive,
+    kernel_params_of,
+    validate_data,
+)
 from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
 
 __all__ = ["Nystroem", "RankDeficiencyWarning", "ridge_leverage_scores"]
@@ -293,7 +299,10 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def _resolve_kernel(self, n_features):
         return resolve_kernel(
-            self.kernel, gamma=self.gamma, n_features=n_features, **(self.kernel_params or {})
+            self.kernel,
+            gamma=self.gamma,
+            n_features=n_features,
+            **kernel_params_of(self.kernel_params),
         )
 
     def fit(self, X, y=None):
