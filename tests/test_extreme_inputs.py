@@ -1364,3 +1364,42 @@ def test_kernel_params_that_clash_with_the_estimators_own_are_named(make, params
     with pytest.raises(ValueError, match="kernel_params must not hold .*set gamma="):
         make(params).fit(X, y)
     make(None).fit(X, y)  # without them it fits
+
+
+def _rff(**params):
+    from kernelcourse.features import RandomFourierFeatures
+
+    return RandomFourierFeatures(random_state=0, **params)
+
+
+@pytest.mark.parametrize(
+    "make, error, message",
+    [
+        # numpy's "expected a sequence of integers" and "Maximum allowed dimension exceeded"
+        (lambda: _rff(n_components=True), TypeError, "n_components must be an integer"),
+        (lambda: _rff(n_components=10**20), MemoryError, "lower n_components"),
+        # Python's "got multiple values for keyword argument 'gamma'"
+        (lambda: _rff(kernel_params={"gamma": 1.0}), ValueError, "kernel_params must not"),
+    ],
+)
+def test_random_fourier_features_name_odd_counts_and_kernel_params(make, error, message):
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(error, match=message):
+        make().fit(X)
+
+
+def test_leverage_pool_factor_of_a_small_integer_dtype_does_not_overflow():
+    # np.int8(100) * n_freq overflowed (OverflowError) before the pool was drawn
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    Z = _rff(sampling="leverage", pool_factor=np.int8(100), n_components=20).fit_transform(X)
+    np.testing.assert_array_equal(
+        Z, _rff(sampling="leverage", pool_factor=100, n_components=20).fit_transform(X)
+    )
+
+
+def test_fourier_features_refuses_an_exact_flag_that_is_not_a_bool():
+    from kernelcourse.features.fourier import fourier_features
+
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    with pytest.raises(TypeError, match="exact must be True or False"):
+        fourier_features(X, np.ones((3, 4)), 0.0, 1.0, exact="no")  # a string is truthy

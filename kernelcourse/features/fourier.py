@@ -29,7 +29,13 @@ from sklearn.utils.validation import check_is_fitted
 from .. import devices
 from .._array_api import device_of, namespace_of
 from .._threads import for_each_row_block
-from .._validation import as_float_matrix, validate_data
+from .._validation import (
+    as_float_matrix,
+    check_count,
+    check_memory,
+    kernel_params_of,
+    validate_data,
+)
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
 from ._cosine import _beyond_exact_reduction, _cos_block, _cosine_plan
@@ -101,6 +107,8 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     n_threads : int or None
         None means every CPU this process may run on.
     """
+    if not isinstance(exact, (bool, np.bool_)):  # "no" would be taken as true
+        raise TypeError(f"exact must be True or False, got {exact!r}.")
     X = as_float_matrix(X, "X")
     dtype = X.dtype
     W = as_float_matrix(W, "W").astype(dtype, copy=False)
@@ -345,7 +353,13 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         dtype = self._compute_dtype(X)
         n_features = X.shape[1]
-        D = self.n_components
+        D = check_count(self.n_components, "n_components")  # True is not a count
+        # Ω, b and the weights (n_components=10**20 was numpy's "maximum dimension exceeded")
+        check_memory(
+            8 * D * (n_features + 2),
+            f"random Fourier features with n_components={D} on {n_features} features",
+            "lower n_components",
+        )
         if self.map == "cossin" and D % 2:
             raise ValueError(
                 f"n_components must be even for map='cossin' (D/2 frequencies, each giving a "
@@ -353,7 +367,10 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             )
         try:
             self.kernel_ = resolve_kernel(
-                self.kernel, gamma=self.gamma, n_features=n_features, **(self.kernel_params or {})
+                self.kernel,
+                gamma=self.gamma,
+                n_features=n_features,
+                **kernel_params_of(self.kernel_params),
             )
         except TypeError as err:
             raise ValueError(str(err)) from err
@@ -398,7 +415,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         one Cholesky factor L and :math:`\|L^{-1} z_j\|^2`, with Z built block by block of
         frequencies. Time O(nM(d + n) + n³) and memory O(n² + Md), linear in the pool, where
         the 2M × 2M form was cubic in it."""
-        n_pool = self.pool_factor * n_freq
+        # a Python int: np.int8(100) * n_freq overflowed
+        n_pool = check_count(self.pool_factor, "pool_factor") * n_freq
         d = X.shape[1]
         rows = X if len(X) <= 2000 else X[rng.choice(len(X), 2000, replace=False)]
         rows = rows.astype(np.float64)
