@@ -153,15 +153,15 @@ def test_fmt_below_prints_the_tolerance_for_round_off_and_the_value_above_it():
 
 def test_table_shows_one_precision_per_measured_column():
     """A measured column keeps trailing zeros (0.1100 beside 0.1093, not 0.11, which would read
-    as the coarser number); a column of exact settings keeps its short form; large counts get
-    thousands separators, as the prose writes them."""
+    as the coarser number); a column of exact settings keeps its short form; counts get
+    thousands separators, as the prose (fmt_plain) writes them."""
     t = Table(
-        [["a", 0.11000001, 0.1, 12345, 1000.4], ["b", 0.10934, 10.0, np.int64(512), 3.14159]],
+        [["a", 0.11000001, 0.1, 12345, 1000.4], ["b", 0.10934, 10.0, np.int64(2048), 3.14159]],
         ["method", "error", "C", "n", "x"],
     )
     assert [row[1:] for row in t.cells] == [
         ["0.1100", "0.1", "12,345", "1000"],
-        ["0.1093", "10", "512", "3.142"],
+        ["0.1093", "10", "2,048", "3.142"],
     ]
     # a float that the digits write exactly stays short when the column holds only such
     assert Table([[0.25], [0.5]], ["p"]).cells == [["0.25"], ["0.5"]]

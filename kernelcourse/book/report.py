@@ -157,11 +157,12 @@ def _is_measured(column, digits):
 
 
 def _fmt_cell(value, digits, measured):
-    """A table cell: integers with thousands separators from 10,000 on, floats of a measured
-    column to ``digits`` significant digits with their trailing zeros (0.1100 beside 0.1093,
-    not 0.11, which reads as the less precise of the two), anything else by :func:`fmt_sig`."""
+    """A table cell: integers with thousands separators, as :func:`fmt_plain` writes them;
+    floats of a measured column to ``digits`` significant digits with their trailing zeros
+    (0.1100 beside 0.1093, not 0.11, which reads as the less precise of the two); anything
+    else by :func:`fmt_sig`."""
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
-        return f"{int(value):,}" if abs(int(value)) >= 10_000 else str(int(value))
+        return f"{int(value):,}"
     if not (measured and _is_float(value)) or value == 0 or not np.isfinite(value):
         return fmt_sig(value, digits)
     text = f"{float(value):#.{digits}g}"
@@ -174,7 +175,7 @@ class Table:
     Parameters
     ----------
     rows : list of sequences
-        Cell values. Integers get thousands separators from 10,000 on. Floats get ``digits``
+        Cell values. Integers get thousands separators (1,000). Floats get ``digits``
         significant digits; in a column of measured values (one that those digits do not
         write exactly), trailing zeros are kept, so that every entry shows the same precision.
         Text is printed as it is, booleans as yes/no.
