@@ -200,3 +200,26 @@ def test_code_lines_fit_the_page(path):
     ]
     where = path.relative_to(ROOT).as_posix()
     assert long == [], f"{where}: code lines over 88 characters (cell id, length): {long}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT / "book").as_posix())
+def test_no_backtick_fence_with_backticks_in_its_info_string(path):
+    """A directive opened by a backtick fence may not hold a backtick in its line (CommonMark:
+    ```{admonition} How `X` works is then no fence at all, and its closing ``` opens a code
+    block that swallows the rest of the cell as literal text). Such titles take a colon
+    fence, :::{admonition}. Markdown cells and the prose that md() prints are both read."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    texts = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    texts += [
+        "".join(out["data"]["text/markdown"])
+        for c in nb["cells"]
+        for out in c.get("outputs", [])
+        if "text/markdown" in out.get("data", {})
+    ]
+    bad = [
+        line
+        for text in texts
+        for line in text.splitlines()
+        if line.lstrip().startswith("```") and "`" in line.lstrip().lstrip("`")
+    ]
+    assert bad == [], f"{path.name}: backtick fences with a backtick in their info string: {bad}"
