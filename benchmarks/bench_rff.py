@@ -43,12 +43,16 @@ def _times(dtype, smoke):
         raise AssertionError(f"features differ from RBFSampler by {err:.3g} > 1e-6")
     # The floor of any such transform: the product X @ Ωᵀ alone, into a fresh output (whose
     # pages the system zeroes on first touch), with BLAS on every thread. RBFSampler pays it
-    # too, and then makes three passes over the output, where ours makes one.
+    # too, and then makes three passes over the output, where ours makes one. It is timed
+    # between ours and RBFSampler: right after a BLAS call, BLAS's threads still spin for a
+    # while, and would take the cores from whichever transform came next but RBFSampler,
+    # whose own product starts on those threads.
     W = np.ascontiguousarray(ours.omega_.T)
-    return best_times(
-        [lambda: ours.transform(Xd), lambda: ref.transform(Xd), lambda: Xd @ W],
+    t_ours, t_product, t_ref = best_times(
+        [lambda: ours.transform(Xd), lambda: Xd @ W, lambda: ref.transform(Xd)],
         repeat=7 if dtype == np.float32 else 3,
     )
+    return t_ours, t_ref, t_product
 
 
 def _row(name, ours_s, reference_s, product_s):
