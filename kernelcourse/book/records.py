@@ -41,7 +41,7 @@ FOREST_LABELS = {
     "random_binning_ridge": "random binning + ridge",
     "rff_ridge": "Fourier features + ridge",
     "nystroem_falkon": "Nyström-FALKON",
-    "nystroem_falkon_200k": "Nyström-FALKON, 200 000 rows",
+    "nystroem_falkon_200k": "Nyström-FALKON, 200,000 rows",
     "rff_linear_svm": "Fourier features + linear SVM",
     "sgd_out_of_core": "Fourier features + SGD",
     "hist_gradient_boosting": "gradient-boosted trees",
