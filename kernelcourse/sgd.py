@@ -95,7 +95,7 @@ class SGDResult:
         The predicted big-Θ forms.
     """
 
-    def __init__(self, strategy, coef, space, operations, memory, *, predictor, n_features=None):
+    def __init__(self, strategy, coef, space, operations, memory, *, predictor, n_features):
         self.strategy = strategy
         self.coef = coef
         self.space = space
@@ -108,7 +108,7 @@ class SGDResult:
     def predict(self, X):
         """h(x) = wᵀφ(x) (primal) or Σ_j u_j K(x_j, x) (dual)."""
         X = as_float_matrix(X, "X")
-        if self._n_features is not None and X.shape[1] != self._n_features:
+        if X.shape[1] != self._n_features:
             raise ValueError(
                 f"X has {X.shape[1]} features but the model was trained on {self._n_features}."
             )
@@ -536,10 +536,17 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    # What partial_fit learns; without "_w" its next call is a first call.
+    _FITTED = ("features_", "classes_", "_w", "_w_avg", "_state", "n_samples_seen_")
+
+    def _forget(self):
+        """Drop what earlier fits learned: before a fit, or after a first call that failed."""
+        for name in self._FITTED:
+            self.__dict__.pop(name, None)
+
     def fit(self, X, y):
         """One SGD pass over the rows of an in-memory X (use :meth:`partial_fit` to stream)."""
-        for name in ("features_", "classes_", "_w", "n_samples_seen_"):
-            self.__dict__.pop(name, None)
+        self._forget()
         _, labels = validate_data(self, X, y)
         check_labels(labels)
         # the original X, so that partial_fit records its feature names
@@ -589,7 +596,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             if sp.issparse(Z1):
                 # the compiled SGD pass reads a dense block (a CSR matrix failed in numpy)
                 name = type(self.features_).__name__
-                del self.features_, self.classes_
+                self._forget()
                 raise TypeError(
                     f"features must return a dense array; {name} returns "
                     f"{type(Z1).__name__}. Use FeatureRidgeClassifier for sparse features."
@@ -621,8 +628,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         if not (np.isfinite(self._w).all() and np.isfinite(self._w_avg).all()):
             # a first step with η₀λ > 1 flips and grows w; from η₀λ ≈ 1e308 on it is NaN
             if first:
-                for name in ("features_", "classes_", "_w", "_w_avg", "_state", "n_samples_seen_"):
-                    self.__dict__.pop(name, None)
+                self._forget()
             else:
                 self._w, self._w_avg, self._state = saved
             raise ValueError(
