@@ -603,8 +603,9 @@ class FalkonPreconditioner:
             # K_MM needs to be positive definite but which is far below any λ
             self._excess = self.shift * (1.0 - own / (own if eps is None else float(eps)))
             # T Tᵀ overwrites K_MM, which the caller's frame keeps alive until this returns:
-            # the peak is three M × M matrices (K_MM, T, A), not four
-            TTt = aa.matmul_into(self.T, self.T.T, KMM, self.xp)
+            # the peak is three M × M matrices (K_MM, T, A), not four; T's zero half is
+            # skipped, M³/3 flops instead of 2M³ (with M = 50 000, the largest step of the set-up)
+            TTt = aa.upper_gram_into(self.T, KMM, self.xp)
             del KMM
             TTt /= self.M
             TTt = aa.add_to_diagonal(TTt, lam, self.xp)

@@ -367,6 +367,36 @@ def test_matmul_into_reuses_out_only_where_it_can():
     np.testing.assert_allclose(aa.to_numpy(strict), A @ B)
 
 
+@pytest.mark.parametrize("M, block", [(10, 3), (12, 4), (7, 7), (9, 100)])
+def test_upper_gram_into_is_the_full_product(M, block):
+    rng = np.random.default_rng(M)
+    T = np.triu(rng.normal(size=(M, M)))
+    out = np.full((M, M), np.nan)
+    got = aa.upper_gram_into(T, out, np, block=block)
+    assert got is out
+    np.testing.assert_allclose(got, T @ T.T, rtol=1e-12, atol=1e-12)
+    read_only = np.full((M, M), np.nan)
+    read_only.flags.writeable = False
+    np.testing.assert_allclose(aa.upper_gram_into(T, read_only, np, block=block), T @ T.T)
+    assert np.isnan(read_only).all()
+    np.testing.assert_allclose(aa.upper_gram_into(T, T, np, block=block), T @ T.T)  # out is T
+    strict = aa.upper_gram_into(xs.asarray(T), xs.asarray(out), xs, block=block)
+    np.testing.assert_allclose(aa.to_numpy(strict), T @ T.T, rtol=1e-12, atol=1e-12)
+
+
+def test_upper_gram_into_adds_no_m_by_m_matrix():
+    import tracemalloc
+
+    M, block = 600, 100
+    T = np.triu(np.random.default_rng(0).normal(size=(M, M)))
+    out = np.empty((M, M))
+    tracemalloc.start()
+    aa.upper_gram_into(T, out, np, block=block)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 0.25 * out.nbytes  # a few block × block products, not an M × M one
+
+
 class _NoFloat64Info:
     """The inspection object of a library whose device has no float64 (Apple's MPS)."""
 
