@@ -221,6 +221,24 @@ def _not_ragged(value, name):
             raise
 
 
+def _not_complex(value, name):
+    """Refuse a complex array of another library (PyTorch, array-api-strict) by name.
+
+    scikit-learn finds complex data by ``dtype.kind``, which only numpy dtypes have: a complex
+    PyTorch tensor lost its imaginary part in the cast to float, silently.
+    """
+    import array_api_compat
+
+    if isinstance(value, np.ndarray) or not array_api_compat.is_array_api_obj(value):
+        return
+    xp = array_api_compat.array_namespace(value)
+    if xp.isdtype(value.dtype, "complex floating"):
+        raise ValueError(
+            f"{name}: Complex data not supported (dtype {value.dtype}); pass the real part "
+            "(or the real and imaginary parts as separate columns)."
+        )
+
+
 def check_fit_input(X, y=None, *, regression=False):
     """Checks run before scikit-learn's ``validate_data``, so that its errors name the
     argument: a ragged list names X (or y), and a regressor's non-numeric y names y."""
@@ -328,8 +346,10 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
     has_y = not (y is None or (isinstance(y, str) and y == "no_validation"))
     if has_x:
         _not_ragged(X, "X")
+        _not_complex(X, "X")
     if has_y:
         _not_ragged(y, "y")
+        _not_complex(y, "y")
     try:
         return _sk_validate_data(estimator, X, y, **check_params)
     except (ValueError, TypeError) as err:
