@@ -19,7 +19,7 @@ from numba import njit, prange
 
 from ._threads import single_blas_thread
 
-__all__ = ["rbf_normal_products"]
+__all__ = ["rbf_normal_products", "rbf_transpose_product"]
 
 # Cephes expf: exp(r) on |r| <= ln2/2 to float32 precision
 _P = tuple(
@@ -31,10 +31,13 @@ _P = tuple(
 # Not cached: the tile GEMM (np.dot) calls BLAS through a pointer that numba cannot store
 # in its cache, and asking for a cache only warns about that on every first call.
 @njit(parallel=True, fastmath=True)
-def _products(X, Ct, xsq, gc, gamma, Vt, sw, tile, p0, p1, p2, p3, p4):
+def _products(X, Ct, xsq, gc, gamma, Vt, Y, sw, tile, p0, p1, p2, p3, p4):
+    # with rows in Y (n × k), the tile's rows are multiplied by Y's instead of by K_t V:
+    # K_nMᵀ Y, the right-hand side, in the same pass over the same kernel entries
     n = X.shape[0]
     M = Ct.shape[1]
     k = Vt.shape[0]
+    given = Y.shape[0] > 0
     T = numba.get_num_threads()
     parts = np.zeros((T, k, M))
     chunk = (n + T - 1) // T
@@ -75,10 +78,13 @@ def _products(X, Ct, xsq, gc, gamma, Vt, sw, tile, p0, p1, p2, p3, p4):
                 # more accuracy than the float32 kernel entries themselves
                 w = 1.0 if sw.shape[0] == 0 else sw[s + i]
                 for c in range(k):
-                    total = 0.0
-                    for j in range(M):
-                        total += row[j] * Vt[c, j]
-                    u[c] = total * w
+                    if given:
+                        u[c] = Y[s + i, c] * w
+                    else:
+                        total = 0.0
+                        for j in range(M):
+                            total += row[j] * Vt[c, j]
+                        u[c] = total * w
                 for c in range(k):
                     uc = u[c]
                     for j in range(M):
@@ -87,6 +93,24 @@ def _products(X, Ct, xsq, gc, gamma, Vt, sw, tile, p0, p1, p2, p3, p4):
     for t in range(T):
         out += parts[t]
     return out
+
+
+def _prepared(X, centers, gamma):
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    C = np.ascontiguousarray(centers, dtype=np.float32)
+    xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64).astype(np.float32)
+    csq = np.einsum("ij,ij->i", C, C, dtype=np.float64).astype(np.float32)
+    gc = (np.float32(gamma) * csq).astype(np.float32)
+    return X, np.ascontiguousarray(C.T), xsq, gc
+
+
+def _run(X, centers, gamma, Vt, Y, sw, tile):
+    X, Ct, xsq, gc = _prepared(X, centers, gamma)
+    sw = np.empty(0) if sw is None else np.ascontiguousarray(sw, dtype=np.float64)
+    # the tile GEMMs run inside the compiled threads: BLAS must not start threads of its own
+    with single_blas_thread():
+        out = _products(X, Ct, xsq, gc, float(gamma), Vt, Y, sw, int(tile), *_P)
+    return out.T
 
 
 def rbf_normal_products(X, centers, gamma, V, sw=None, *, tile=64):
@@ -108,15 +132,24 @@ def rbf_normal_products(X, centers, gamma, V, sw=None, *, tile=64):
     -------
     ndarray of shape (M, k), float64
     """
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    C = np.ascontiguousarray(centers, dtype=np.float32)
-    Ct = np.ascontiguousarray(C.T)
-    xsq = np.einsum("ij,ij->i", X, X, dtype=np.float64).astype(np.float32)
-    csq = np.einsum("ij,ij->i", C, C, dtype=np.float64).astype(np.float32)
-    gc = (np.float32(gamma) * csq).astype(np.float32)
     Vt = np.ascontiguousarray(np.asarray(V).T, dtype=np.float64)
-    sw = np.empty(0) if sw is None else np.ascontiguousarray(sw, dtype=np.float64)
-    # the tile GEMMs run inside the compiled threads: BLAS must not start threads of its own
-    with single_blas_thread():
-        out = _products(X, Ct, xsq, gc, float(gamma), Vt, sw, int(tile), *_P)
-    return out.T
+    return _run(X, centers, gamma, Vt, np.empty((0, 0)), sw, tile)
+
+
+def rbf_transpose_product(X, centers, gamma, Y, *, tile=64):
+    r""":math:`K_{nM}^T Y` for the same kernel, one pass with the same tiles and the same
+    kernel entries as :func:`rbf_normal_products` (FALKON's right-hand side: the system and
+    its right-hand side then come from one matrix).
+
+    Parameters
+    ----------
+    X, centers, gamma, tile
+        As for :func:`rbf_normal_products`.
+    Y : ndarray of shape (n, k)
+
+    Returns
+    -------
+    ndarray of shape (M, k), float64
+    """
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    return _run(X, centers, gamma, np.empty((Y.shape[1], 0)), Y, None, tile)

@@ -422,11 +422,12 @@ class _BaseNystroemKRR(BaseEstimator):
         return self
 
     def _fused_products(self, X, centers, sw):
-        """For the Gaussian kernel in float32: the product K_nMᵀ S K_nM V in one pass with the
-        kernel tiles made and used in cache (:mod:`kernelcourse._fused`); None otherwise."""
+        """For the Gaussian kernel in float32: the product K_nMᵀ S K_nM V and the right-hand
+        side K_nMᵀ Y, each in one pass with the kernel tiles made and used in cache
+        (:mod:`kernelcourse._fused`); None otherwise."""
         if not (isinstance(self.kernel_, RBF) and X.dtype == np.float32):
             return None
-        from ._fused import rbf_normal_products
+        from ._fused import rbf_normal_products, rbf_transpose_product
 
         gamma = self.kernel_.gamma
         if np.ndim(gamma) != 0:  # one γ_k per feature: γ = 1 on the inputs scaled by √γ_k
@@ -437,12 +438,22 @@ class _BaseNystroemKRR(BaseEstimator):
         mu = centers.mean(axis=0, dtype=np.float64)
         X = (X - mu).astype(np.float32)
         centers = (centers - mu).astype(np.float32)
+        # the tiles clip exponents in float32 arithmetic that assumes finite distances: data
+        # whose γ‖x‖² nears float32's range take the row blocks, which report the overflow
+        top = max(
+            float(np.max(np.einsum("ij,ij->i", A, A, dtype=np.float64))) for A in (X, centers)
+        )
+        if not gamma * top < 1e36:
+            return None
         rows = self.block_size or 128
 
         def products(V):
             return rbf_normal_products(X, centers, gamma, V, sw, tile=rows)
 
-        return products
+        def transpose(Y):
+            return rbf_transpose_product(X, centers, gamma, Y, tile=rows)
+
+        return products, transpose
 
     def _falkon_numpy(self, X, Y, idx, sw, callback, progress):
         """FALKON on numpy X (already in ``dtype``): centres, right-hand side, the products
@@ -465,10 +476,13 @@ class _BaseNystroemKRR(BaseEstimator):
         KMM = np.asarray(finite_gram(self.kernel_, c64, name="the centres"), np.float64)
         precond = solvers.FalkonPreconditioner(KMM, lam, n_eff, kind=self.preconditioner, eps=eps)
         factor = None
+        fused = self._fused_products(X, centers, sw)
         if self.precompute:
             # one pass: the factor of K_nMᵀ K_nM (M × M, O(n M²) flops), then CG touches no
             # data
             factor, KtY = self._gram_pass(X, Yc, M, sw, progress)
+        elif fused is not None:
+            KtY = fused[1](Yc)  # the right-hand side from the kernel entries CG will use
         else:
             KtY = self._knm_t_y(X, Yc, progress)
         if not np.isfinite(KtY).all():
@@ -476,8 +490,9 @@ class _BaseNystroemKRR(BaseEstimator):
                 f"the kernel {self.kernel_!r} gives NaN or infinity between X and the centres "
                 "(X too large in magnitude for this kernel?); rescale X."
             )
-        products = self._fused_products(X, centers, sw)
-        if products is None:
+        if fused is not None:
+            products = fused[0]
+        else:
 
             def products(V):
                 return self._knm_t_knm(X, V, sw, progress)

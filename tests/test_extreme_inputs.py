@@ -482,18 +482,35 @@ def test_huge_targets_and_traces_raise_no_numpy_overflow():
 
 
 def test_float32_falkon_warns_when_its_rounding_moves_the_predictions():
-    # every point a centre and a tiny λ: α is large, and the float32 kernel's rounding
-    # moved the predictions by several times the targets' spread, with no warning
+    # as many centres as points, close together, and a tiny λ: α is large, and the float32
+    # kernel's rounding moves the predictions by a seventh of the targets' spread
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = np.sin(2 * X[:, 0]) + 3
+    kw = dict(gamma=0.2, n_components=300, max_iter=300, tol=1e-10, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(RuntimeWarning, match=r"float32 kernel blocks .*ε₃₂·√M·κ·‖α‖"):
+            NystroemKRR(lam=1e-7, dtype=np.float32, **kw).fit(X, y)
+        warnings.simplefilter("error", RuntimeWarning)
+        NystroemKRR(lam=1e-7, dtype=np.float64, **kw).fit(X, y)  # float64: fine
+        NystroemKRR(lam=1e-2, dtype=np.float32, **kw).fit(X, y)  # a larger λ: fine
+
+
+def test_float32_falkon_takes_its_right_hand_side_from_the_kernel_entries_of_its_system():
+    # K_nMᵀy came from row blocks computed one way and CG's products from tiles computed
+    # another: their float32 roundings differed, 1/λ magnified the mismatch, and the
+    # predictions of this fit were off by 21 times the targets' spread (now by 3 %)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 2))
     y = np.sin(2 * X[:, 0]) + 3
+    X_new = rng.normal(size=(500, 2))
     kw = dict(gamma=0.5, n_components=60, max_iter=200, tol=1e-10, random_state=0)
-    with pytest.warns(RuntimeWarning, match=r"float32 kernel blocks .*ε₃₂·√M·κ·‖α‖"):
-        NystroemKRR(lam=1e-6, dtype=np.float32, **kw).fit(X, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        NystroemKRR(lam=1e-6, dtype=np.float64, **kw).fit(X, y)  # float64: fine
-        NystroemKRR(lam=1e-2, dtype=np.float32, **kw).fit(X, y)  # a larger λ: fine
+    f32 = NystroemKRR(lam=1e-6, dtype=np.float32, **kw).fit(X, y).predict(X_new)
+    f64 = NystroemKRR(lam=1e-6, dtype=np.float64, **kw).fit(X, y).predict(X_new)
+    assert np.abs(f32 - f64).max() < 0.05 * y.std()
 
 
 # -- functional API fuzzed with bad and extreme inputs ---------------------------------------------

@@ -540,6 +540,22 @@ def test_one_pass_products_equal_the_blocked_ones(gamma, weighted):
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
 
 
+@pytest.mark.parametrize("gamma", [0.3, np.array([0.1, 0.5, 0.2, 1.0, 0.05])])
+def test_one_pass_right_hand_side_equals_the_blocked_one(gamma):
+    # and FALKON's right-hand side K_nMᵀ Y comes from the same tiles as the products
+    from kernelcourse._fused import rbf_transpose_product
+
+    X, _ = data(n=700)
+    X = X.astype(np.float32)
+    C = X[::7]
+    Y = np.random.default_rng(1).normal(size=(len(X), 2))
+    root = np.sqrt(np.broadcast_to(gamma, (5,))).astype(np.float32)
+    got = rbf_transpose_product(X * root, C * root, 1.0, Y, tile=50)
+    want = RBF(gamma)(X.astype(np.float64), C.astype(np.float64)).T @ Y
+    assert got.shape == (len(C), 2)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
 def test_streaming_ridge_keeps_the_column_names_of_a_dataframe():
     pd = pytest.importorskip("pandas")
     X = np.random.default_rng(0).normal(size=(100, 3))
