@@ -9,6 +9,11 @@ compiler vectorizes (no vector exp without SVML), and consumes the tile at once:
 V` and :math:`K_t^T (S u)` into the thread's own M × k sum. Nothing of size n × M is ever
 written. Tiles are float32 (the exponent is clipped at 0 and −87, where exp underflows in
 float32); V, the products with it and the sums are float64.
+
+FALKON's right-hand side :math:`K_{nM}^T Y` takes the same pass with the rows of Y in place of
+:math:`K_t V`, so that the system and its right-hand side are made of the same rounded kernel
+entries: with entries rounded two ways, the difference reached the solution magnified by
+:math:`1/\lambda`.
 """
 
 from __future__ import annotations
