@@ -52,19 +52,44 @@ def _sq_norms(X, xp):
 
 
 def _centred(X, Z, xp):
+    """X and Z moved by Z's mean and divided by a common power of two s where their squares
+    could overflow, as :func:`kernelcourse.kernels.centre_and_scale` does on numpy: then
+    ‖x − y‖ = s ‖x̃ − ỹ‖. Returns X̃, Z̃ and s (1.0 when no scaling)."""
     # ‖x − y‖ is shift-invariant; centring on Z's mean keeps ‖x‖² + ‖y‖² − 2xᵀy from
-    # cancelling on data far from the origin (kernels.centre_and_scale, on numpy).
+    # cancelling on data far from the origin
     c = xp.mean(Z, axis=0)
-    return X - c, Z - c
+    X, Z = X - c, Z - c
+    big = max(float(xp.max(xp.abs(X))), float(xp.max(xp.abs(Z))))
+    # a quarter of the dtype's exponent range, the numpy path's 2**250 in float64
+    safe = 2.0 ** (math.frexp(float(xp.finfo(X.dtype).max))[1] // 4 - 6)
+    if not big > safe:
+        return X, Z, 1.0
+    s = math.ldexp(1.0, math.frexp(big)[1] - 1)  # a power of two: the division is exact
+    return X / s, Z / s, s
 
 
 def _squared_distances(X, Y, xp):
-    X, Y = _centred(X, Y, xp)
+    """‖x̃ − ỹ‖² of the rows :func:`_centred` returns, and its s."""
+    X, Y, s = _centred(X, Y, xp)
     D = X @ Y.T
     D *= -2.0
     D += _sq_norms(X, xp)[:, None]
     D += _sq_norms(Y, xp)[None, :]
-    return xp.clip(D, min=0.0)
+    return xp.clip(D, min=0.0), s
+
+
+def _refine_near_pairs(E, X, Z, gamma, limit, xp):
+    """E = −γ‖x − z‖² recomputed from the differences where the expansion is within ``limit``
+    of 0, its round-off level, as :func:`kernelcourse.kernels._refine_near_pairs` does on
+    numpy: there it has no correct digit left. Such near pairs (duplicates, near duplicates)
+    are few, so this costs a comparison pass over E."""
+    near = E >= -limit
+    rows, cols = xp.nonzero(near)
+    if rows.shape[0] == 0:
+        return E
+    diff = xp.take(X, rows, axis=0) - xp.take(Z, cols, axis=0)
+    E[near] = -gamma * _sq_norms(diff, xp)  # row-major order, that of nonzero
+    return E
 
 
 def gram_block(kernel, X, Y=None, *, xp=None):
@@ -130,11 +155,23 @@ def _gram_block(kernel, X, Y, xp):
             root = aa.from_numpy(np.sqrt(gamma), xp, aa.device_of(X), X.dtype)
             X, Z, gamma = X * root[None, :], Z * root[None, :], 1.0
         # −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖² on centred rows, clipped at 0 against round-off
-        X, Z = _centred(X, Z, xp)
+        X, Z, s = _centred(X, Z, xp)
         E = X @ Z.T
         E *= 2.0 * gamma
-        E -= gamma * _sq_norms(X, xp)[:, None]
-        E -= gamma * _sq_norms(Z, xp)[None, :]
+        hx, hz = gamma * _sq_norms(X, xp), gamma * _sq_norms(Z, xp)
+        E -= hx[:, None]
+        E -= hz[None, :]
+        top = float(xp.max(hx)) + float(xp.max(hz))
+        if top * s * s > 16.0:
+            # only then can the expansion's error, a few ε·γ(‖x‖² + ‖y‖²), exceed ~50ε in K
+            # (γ = 1e15 on unit data, where K is I, gave a diagonal of 1e-28)
+            E = _refine_near_pairs(E, X, Z, gamma, 64 * float(xp.finfo(E.dtype).eps) * top, xp)
+        if s != 1.0:
+            # −γ s² ‖x̃ − ỹ‖², multiplied by s twice so that 0 stays 0; beyond the float
+            # range the exponent is −inf and the entry 0
+            with np.errstate(over="ignore"):
+                E *= s
+                E *= s
         return aa.exp_nonpositive(E, xp)
     if isinstance(kernel, Laplacian):
         # ℓ₁ distances one feature at a time: two n × m arrays instead of an n × m × d one
@@ -143,10 +180,13 @@ def _gram_block(kernel, X, Y, xp):
             D += xp.abs(X[:, k : k + 1] - Z[:, k][None, :])
         return xp.exp(-kernel.gamma * D)
     if isinstance(kernel, Matern):
-        r = xp.sqrt(_squared_distances(X, Z, xp)) / kernel.length_scale
+        D, scale = _squared_distances(X, Z, xp)
+        with np.errstate(over="ignore"):
+            r = xp.sqrt(D) / kernel.length_scale * scale
         if kernel.nu == 0.5:
             return xp.exp(-r)
-        s = math.sqrt(3.0 if kernel.nu == 1.5 else 5.0) * r
+        # beyond 1e4 the entry is 0 in any float; unclipped, poly · exp(−s) is inf · 0 = NaN
+        s = xp.clip(math.sqrt(3.0 if kernel.nu == 1.5 else 5.0) * r, max=1e4)
         poly = 1.0 + s if kernel.nu == 1.5 else 1.0 + s + s * s / 3.0
         return poly * xp.exp(-s)
     if isinstance(kernel, Polynomial):

@@ -253,6 +253,63 @@ def test_array_api_gram_block_exact_far_from_origin(k):
     np.testing.assert_allclose(np.asarray(K), k(X - 1e8, Y - 1e8), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("k", [kn.RBF(0.5), kn.Matern(0.5), kn.Matern(1.5), kn.Matern(2.5)])
+@pytest.mark.parametrize("scale", [1e-3, 1e100])
+def test_array_api_gram_block_scales_before_squaring(k, scale):
+    # inputs of magnitude 1e200 overflowed ‖x‖² on the array-API path: an RBF block of NaN
+    # (a LinAlgError in fit), where the numpy path scales by a power of two first; a Matérn
+    # block far beyond its length scale was inf · 0 = NaN
+    xp = pytest.importorskip("array_api_strict")
+    from kernelcourse import devices
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(12, 3)), rng.normal(size=(5, 3))
+    X[0] = Y[0]  # a pair at distance 0: its entry is 1 at any scale
+    if isinstance(k, kn.RBF):
+        k = kn.RBF(0.5 / scale**2)  # the same matrix at every scale
+    else:
+        k = kn.Matern(nu=k.nu, length_scale=scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        K = devices.gram_block(k, xp.asarray(scale * X), xp.asarray(scale * Y), xp=xp)
+    np.testing.assert_allclose(np.asarray(K), k(X * scale, Y * scale), rtol=1e-12, atol=1e-14)
+    assert np.asarray(K)[0, 0] == 1.0
+    far = kn.Matern(nu=2.5) if isinstance(k, kn.Matern) else kn.RBF(0.5)
+    K = devices.gram_block(far, xp.asarray(1e200 * X), xp.asarray(1e200 * Y), xp=xp)
+    np.testing.assert_array_equal(np.asarray(K), far(1e200 * X, 1e200 * Y))  # 1 at (0, 0)
+
+
+@pytest.mark.parametrize("gamma", [1e13, 1e15])
+def test_array_api_rbf_block_with_a_huge_gamma_recomputes_near_pairs(gamma):
+    # the expansion's round-off, ε·γ‖x‖², is the whole exponent near the diagonal: with
+    # γ = 1e15 on data of spread 10 the block against a copy of X had 1e-28 on its diagonal
+    # where the numpy path (and the exact kernel) has 1
+    xp = pytest.importorskip("array_api_strict")
+    from kernelcourse import devices
+
+    rng = np.random.default_rng(0)
+    X = 10 * rng.normal(size=(30, 3))
+    X = np.vstack([X, X[:3] + 1e-8])  # near duplicates: exp(−γ · 3e-16) in (0, 1)
+    K = devices.gram_block(kn.RBF(gamma), xp.asarray(X), xp.asarray(X.copy()), xp=xp)
+    np.testing.assert_allclose(np.asarray(K), kn.RBF(gamma)(X, X), rtol=1e-12, atol=1e-14)
+
+
+def test_kernel_ridge_on_huge_inputs_agrees_on_the_array_api_path(monkeypatch):
+    # at 1e200 the RBF Gram matrix is I: α = y / (1 + λ), on both paths (the array-API path
+    # raised a LinAlgError from a Gram matrix of NaN)
+    xp = pytest.importorskip("array_api_strict")
+    import sklearn
+
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    rng = np.random.default_rng(1)
+    X, y = 1e200 * rng.normal(size=(30, 2)), rng.normal(size=30)
+    model = KernelRidge(kernel="rbf", gamma=0.5, lam=0.5)
+    np.testing.assert_allclose(model.fit(X, y).predict(X), y / 1.5, rtol=0, atol=1e-14)
+    with sklearn.config_context(array_api_dispatch=True):
+        got = model.fit(xp.asarray(X), xp.asarray(y)).predict(xp.asarray(X))
+    np.testing.assert_allclose(np.asarray(got), y / 1.5, rtol=0, atol=1e-14)
+
+
 def test_nystroem_on_an_overflowing_gram_is_a_value_error_not_linalg_error():
     # exp(xᵀy) overflows for inputs of size 20: a clear error before any eigendecomposition
     X = 20 * np.random.default_rng(0).normal(size=(30, 4))
