@@ -71,25 +71,30 @@ def _centred(X, Z, xp):
 def _squared_distances(X, Y, xp):
     """‖x̃ − ỹ‖² of the rows :func:`_centred` returns, and its s."""
     X, Y, s = _centred(X, Y, xp)
+    hx, hy = _sq_norms(X, xp), _sq_norms(Y, xp)
     D = X @ Y.T
     D *= -2.0
-    D += _sq_norms(X, xp)[:, None]
-    D += _sq_norms(Y, xp)[None, :]
-    return xp.clip(D, min=0.0), s
+    D += hx[:, None]
+    D += hy[None, :]
+    D = xp.clip(D, min=0.0)
+    # √D (Matérn) turns the expansion's round-off at near pairs, ε(‖x‖² + ‖y‖²), into an
+    # error of √ε‖x‖ in the distance: 0.1 for rows of norm 1e7, K(x, x) < 1 at ℓ = 1
+    limit = 64 * float(xp.finfo(D.dtype).eps) * (float(xp.max(hx)) + float(xp.max(hy)))
+    return _refine_near_pairs(D, X, Y, 1.0, limit, xp), s
 
 
-def _refine_near_pairs(E, X, Z, gamma, limit, xp):
-    """E = −γ‖x − z‖² recomputed from the differences where the expansion is within ``limit``
-    of 0, its round-off level, as :func:`kernelcourse.kernels._refine_near_pairs` does on
-    numpy: there it has no correct digit left. Such near pairs (duplicates, near duplicates)
-    are few, so this costs a comparison pass over E."""
-    near = E >= -limit
+def _refine_near_pairs(B, X, Z, factor, limit, xp):
+    """B = factor · ‖x − z‖² recomputed from the differences where the expansion is within
+    ``limit`` of 0, its round-off level, as :func:`kernelcourse.kernels._refine_near_pairs`
+    does on numpy: there it has no correct digit left. Such near pairs (duplicates, near
+    duplicates) are few, so this costs a comparison pass over B."""
+    near = B <= limit if factor > 0 else B >= -limit
     rows, cols = xp.nonzero(near)
     if rows.shape[0] == 0:
-        return E
+        return B
     diff = xp.take(X, rows, axis=0) - xp.take(Z, cols, axis=0)
-    E[near] = -gamma * _sq_norms(diff, xp)  # row-major order, that of nonzero
-    return E
+    B[near] = factor * _sq_norms(diff, xp)  # row-major order, that of nonzero
+    return B
 
 
 def gram_block(kernel, X, Y=None, *, xp=None):
@@ -165,7 +170,7 @@ def _gram_block(kernel, X, Y, xp):
         if top * s * s > 16.0:
             # only then can the expansion's error, a few ε·γ(‖x‖² + ‖y‖²), exceed ~50ε in K
             # (γ = 1e15 on unit data, where K is I, gave a diagonal of 1e-28)
-            E = _refine_near_pairs(E, X, Z, gamma, 64 * float(xp.finfo(E.dtype).eps) * top, xp)
+            E = _refine_near_pairs(E, X, Z, -gamma, 64 * float(xp.finfo(E.dtype).eps) * top, xp)
         if s != 1.0:
             # −γ s² ‖x̃ − ỹ‖², multiplied by s twice so that 0 stays 0; beyond the float
             # range the exponent is −inf and the entry 0
@@ -199,6 +204,10 @@ def _gram_block(kernel, X, Y, xp):
     if isinstance(kernel, Cosine):
 
         def normalize(A):
+            # each row divided by its largest entry first: ‖x‖² beyond 1e154 overflowed, and
+            # the row became 0
+            big = xp.max(xp.abs(A), axis=1)
+            A = A / xp.where(big == 0, 1.0, big)[:, None]
             norms = xp.sqrt(_sq_norms(A, xp))
             return A / xp.where(norms == 0, 1.0, norms)[:, None]
 

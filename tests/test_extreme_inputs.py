@@ -294,6 +294,32 @@ def test_array_api_rbf_block_with_a_huge_gamma_recomputes_near_pairs(gamma):
     np.testing.assert_allclose(np.asarray(K), kn.RBF(gamma)(X, X), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("nu", [0.5, 1.5, 2.5])
+@pytest.mark.parametrize("scale", [1e7, 1e100])
+def test_array_api_matern_block_recomputes_near_pairs(nu, scale):
+    # √ of the expansion's round-off at a pair of equal rows, √ε‖x‖, is 0.1 at ‖x‖ = 1e7: the
+    # block against a copy of X had K(x, x) < 1 (0 at 1e100) where the numpy path has 1
+    xp = pytest.importorskip("array_api_strict")
+    from kernelcourse import devices
+
+    X = scale * np.random.default_rng(0).normal(size=(20, 3))
+    k = kn.Matern(nu)
+    K = devices.gram_block(k, xp.asarray(X), xp.asarray(X.copy()), xp=xp)
+    np.testing.assert_allclose(np.asarray(K), k(X, X), rtol=1e-12, atol=1e-14)
+
+
+def test_array_api_cosine_block_of_huge_rows():
+    # ‖x‖² of rows beyond 1e154 overflowed: the normalised rows, and the block, were 0
+    xp = pytest.importorskip("array_api_strict")
+    from kernelcourse import devices
+
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    X[0] = 0.0  # a zero row stays a zero row of the block
+    for scale in (1.0, 1e160, 1e300):
+        K = devices.gram_block(kn.Cosine(), xp.asarray(scale * X), xp=xp)
+        np.testing.assert_allclose(np.asarray(K), kn.Cosine()(X), rtol=1e-12, atol=1e-15)
+
+
 def test_kernel_ridge_on_huge_inputs_agrees_on_the_array_api_path(monkeypatch):
     # at 1e200 the RBF Gram matrix is I: α = y / (1 + λ), on both paths (the array-API path
     # raised a LinAlgError from a Gram matrix of NaN)
