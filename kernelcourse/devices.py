@@ -41,6 +41,7 @@ from .kernels import (
     Product,
     Scaled,
     Sum,
+    _overflow_error,
 )
 
 __all__ = ["gram_block", "nystroem_krr_fit", "nystroem_map"]
@@ -227,6 +228,25 @@ def _gram_block(kernel, X, Y, xp):
     raise TypeError(f"kernel must be a kernelcourse.kernels.Kernel, got {type(kernel).__name__}.")
 
 
+def _finite_gram(kernel, X, xp, name):
+    """K(X, X) by :func:`_gram_block`, with the numpy path's ValueError naming the kernel
+    where it overflows (a polynomial or linear kernel of large inputs): a block of NaN or
+    infinity failed later, in an eigensolver or a factorization that named nothing."""
+    with np.errstate(over="ignore", invalid="ignore"):  # the error below says what happened
+        K = _gram_block(kernel, X, None, xp)
+    return _refuse_overflow(K, kernel, X, None, xp, name)
+
+
+def _refuse_overflow(out, kernel, X, Y, xp, name="X", y_name="Y"):
+    """``out`` (K(X, Y) or a product with it), or the numpy path's ValueError naming the
+    kernel and its inputs where ``out`` holds NaN or infinity: finite inputs give that only
+    through overflow, and predictions of NaN came back silently."""
+    if not all_finite(out, xp):
+        Y = None if Y is None else aa.to_numpy(Y)
+        raise _overflow_error(kernel, "Gram matrix", aa.to_numpy(X), Y, name, y_name)
+    return out
+
+
 # -- random Fourier features -----------------------------------------------------------------------
 def fourier_transform(est, X, xp):
     r""":meth:`RandomFourierFeatures.transform` on X of any array library:
@@ -362,7 +382,7 @@ def nystroem_fit(est, X, xp, rng, kernel, warning):
     basis = xp.take(X, aa.from_numpy(indices, xp, device), axis=0)
     pdtype = aa.max_float(xp, device)
     eps = float(xp.finfo(X.dtype).eps)
-    K_hat = xp.astype(_gram_block(kernel, basis, None, xp), pdtype)
+    K_hat = xp.astype(_finite_gram(kernel, basis, xp, "X"), pdtype)
     evals, normalization, info = nystroem_map(K_hat, est.rank, eps, xp)
     if info["n_keep"] < m:
         warnings.warn(rank_deficiency_message(m, info), warning, stacklevel=3)
@@ -397,10 +417,11 @@ def nystroem_transform(est, X, xp):
     )
     rows = max(rows, 64)
     out = xp.empty((X.shape[0], r), dtype=X.dtype, device=device)
-    for start in range(0, X.shape[0], rows):
-        stop = min(start + rows, X.shape[0])
-        out[start:stop, :] = _gram_block(est.kernel_, X[start:stop, :], C, xp) @ W_T
-    return out
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+        for start in range(0, X.shape[0], rows):
+            stop = min(start + rows, X.shape[0])
+            out[start:stop, :] = _gram_block(est.kernel_, X[start:stop, :], C, xp) @ W_T
+    return _refuse_overflow(out, est.kernel_, X, C, xp, y_name="the landmarks")
 
 
 # -- dual kernel ridge regression ------------------------------------------------------------------
@@ -422,7 +443,7 @@ def kernel_ridge_fit(kernel, X, Y, lam, xp):
             f"do not fit in the {free / 2**30:.1f} GB free on {device}; use dtype='float32', "
             "fewer samples, or NystroemKRR."
         )
-    K = aa.add_to_diagonal(_gram_block(kernel, X, None, xp), lam, xp)
+    K = aa.add_to_diagonal(_finite_gram(kernel, X, xp, "X"), lam, xp)
     from scipy.linalg import LinAlgWarning
 
     L = aa._cholesky_lower(K, xp)
@@ -446,9 +467,11 @@ def kernel_ridge_fit(kernel, X, Y, lam, xp):
 def kernel_ridge_predict(kernel, X, X_fit, alpha, xp):
     r""":math:`\hat f(x) = \sum_i \alpha_i K(x_i, x)` in float64 where the device supports it."""
     pdtype = aa.max_float(xp, aa.device_of(X))
-    return _gram_block(kernel, xp.astype(X, pdtype), xp.astype(X_fit, pdtype), xp) @ (
-        xp.astype(alpha, pdtype)
-    )
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+        out = _gram_block(kernel, xp.astype(X, pdtype), xp.astype(X_fit, pdtype), xp) @ (
+            xp.astype(alpha, pdtype)
+        )
+    return _refuse_overflow(out, kernel, X, X_fit, xp, y_name="the training points")
 
 
 # -- FALKON ----------------------------------------------------------------------------------------
@@ -575,16 +598,22 @@ def nystroem_krr_fit(
 
     rhs = xp.zeros((M, Y.shape[1]), dtype=pdtype, device=device)
     factor = None  # R with RᵀR = K_nMᵀ S K_nM, when precompute (solvers.gram_factor_update)
-    for start, stop, Kp in blocks():
-        rhs += Kp.T @ Yc[start:stop, :]
-        if precompute:
-            Kw = Kp if sw is None else Kp * xp.sqrt(sw[start:stop, None])
-            factor = solvers.gram_factor_update(factor, Kw, xp=xp)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+        for start, stop, Kp in blocks():
+            rhs += Kp.T @ Yc[start:stop, :]
+            if precompute:
+                Kw = Kp if sw is None else Kp * xp.sqrt(sw[start:stop, None])
+                factor = solvers.gram_factor_update(factor, Kw, xp=xp)
+    if not all_finite(rhs, xp):  # as on the host: CG on NaN would say nothing useful
+        raise ValueError(
+            f"the kernel {kernel!r} gives NaN or infinity between X and the centres "
+            "(X too large in magnitude for this kernel?); rescale X."
+        )
     eps = float(xp.finfo(dtype).eps)
     # K_MM in the preconditioner's dtype (M² entries against the blocks' nM), jittered by
     # M·ε·max K_ii with ε of the blocks' dtype, as on the host (scale.NystroemKRR)
     precond = solvers.FalkonPreconditioner(
-        _gram_block(kernel, xp.astype(centers, pdtype), None, xp),
+        _finite_gram(kernel, xp.astype(centers, pdtype), xp, "the centres"),
         lam,
         n_eff,
         xp=xp,
@@ -618,8 +647,9 @@ def nystroem_krr_decision(est, X, xp):
     itemsize = 4 if dtype == xp.float32 else 8
     rows = aa.block_rows(M * (2 * itemsize + 8), est.block_size, xp=xp, device=device, what="K_nM")
     out = xp.empty((X.shape[0], alpha.shape[1]), dtype=alpha.dtype, device=device)
-    for start in range(0, X.shape[0], rows):
-        stop = min(start + rows, X.shape[0])
-        Kb = _gram_block(est.kernel_, X[start:stop, :], est.centers_, xp)
-        out[start:stop, :] = xp.astype(Kb, alpha.dtype) @ alpha + est.y_mean_[None, :]
-    return out
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+        for start in range(0, X.shape[0], rows):
+            stop = min(start + rows, X.shape[0])
+            Kb = _gram_block(est.kernel_, X[start:stop, :], est.centers_, xp)
+            out[start:stop, :] = xp.astype(Kb, alpha.dtype) @ alpha + est.y_mean_[None, :]
+    return _refuse_overflow(out, est.kernel_, X, est.centers_, xp, y_name="the centres")

@@ -156,6 +156,35 @@ def test_estimators_with_polynomial_kernel_refuse_overflowing_inputs():
         KernelSVC(kernel="poly", C=1.0).fit(X, labels).decision_function(HUGE)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: KernelRidge(kernel="poly"),
+        lambda: NystroemKRR(kernel="poly", n_components=5, random_state=0),
+        lambda: Nystroem(kernel="poly", n_components=5, random_state=0),
+    ],
+    ids=["kernel-ridge", "nystroem-krr", "nystroem"],
+)
+def test_array_api_estimators_with_polynomial_kernel_refuse_overflowing_inputs(
+    monkeypatch, make
+):
+    # as on the numpy path: fit raised a LinAlgError ("Eigenvalues did not converge", "K_MM
+    # holds NaN"), and predict or transform returned NaN
+    xp = pytest.importorskip("array_api_strict")
+    import sklearn
+
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
+    with sklearn.config_context(array_api_dispatch=True):
+        with pytest.raises(ValueError, match=r"kernel Polynomial.*(overflow|NaN or infinity)"):
+            make().fit(xp.asarray(1e100 * X), xp.asarray(y))
+        model = make().fit(xp.asarray(X), xp.asarray(y))
+        apply = getattr(model, "predict", None) or model.transform
+        with pytest.raises(ValueError, match=r"kernel Polynomial.* on X .*overflows"):
+            apply(xp.asarray(HUGE))
+
+
 def test_sgd_result_predict_refuses_overflowing_inputs():
     from kernelcourse import sgd
 
