@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import array_api_compat
 import numpy as np
 
 from . import _array_api as aa
@@ -134,7 +135,8 @@ def gram_block(kernel, X, Y=None, *, xp=None):
      [0.607 1.    0.082]
      [0.135 0.082 1.   ]]
     """
-    xp = xp or aa.namespace_of(X) or np
+    if xp is None:  # X's own library, whether or not array_api_dispatch is on
+        xp = array_api_compat.array_namespace(X) if aa._foreign(X) else np
     for name, A in (("X", X), ("Y", Y)):
         if A is None:
             continue

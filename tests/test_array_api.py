@@ -266,6 +266,15 @@ def test_gram_block_matches_kernels(kernel):
     np.testing.assert_allclose(got, kernel(X, Y), rtol=1e-12, atol=1e-12)
 
 
+def test_gram_block_without_xp_uses_the_library_of_x():
+    # with xp left out and array_api_dispatch off, an array-api-strict X went to the numpy
+    # code: AttributeError: 'Array' object has no attribute 'sum'
+    X, _, _ = data(n=12)
+    K = devices.gram_block(kn.RBF(0.3), xs.asarray(X))
+    assert isinstance(K, type(xs.asarray(X)))
+    np.testing.assert_allclose(aa.to_numpy(K), kn.RBF(0.3)(X), atol=1e-12)
+
+
 def test_not_positive_definite_warns_and_solves(dispatch):
     X, y, _ = data(n=40)
     X = np.vstack([X, X[:5]])  # duplicate rows: K is singular, λ = 0 leaves it so
