@@ -177,15 +177,24 @@ def as_float_vector(y, name="y", n=None):
     return arr
 
 
-def cast_to(X, dtype, name="X"):
+def cast_to(X, dtype, name="X", *, xp=None):
     """``X`` in ``dtype``, with a ValueError naming ``name`` where its entries do not fit
-    (1e150 in float32 would silently become infinity)."""
-    with np.errstate(over="ignore"):
-        out = X.astype(dtype, copy=False)
-    if out is not X and not np.isfinite(out).all():
+    (1e150 in float32 would silently become infinity). With ``xp``, X is an array of that
+    library (PyTorch, array-api-strict) and ``dtype`` one of its dtypes."""
+    with np.errstate(over="ignore"):  # the error below names the argument
+        if xp is not None:
+            out = xp.astype(X, dtype)
+            fits = all_finite(out, xp)
+            dtype_name = str(dtype).rsplit(".", 1)[-1]
+        else:
+            out = X.astype(dtype, copy=False)
+            fits = out is X or bool(np.isfinite(out).all())
+            dtype_name = np.dtype(dtype).name
+    if not fits:
+        big = float(np.abs(X).max()) if xp is None else float(xp.max(xp.abs(X)))
         raise ValueError(
-            f"{name} has entries of magnitude {float(np.abs(X).max()):.3g}, beyond the range "
-            f"of dtype={np.dtype(dtype).name}; use dtype=float64 or rescale {name}."
+            f"{name} has entries of magnitude {big:.3g}, beyond the range "
+            f"of dtype={dtype_name}; use dtype=float64 or rescale {name}."
         )
     return out
 

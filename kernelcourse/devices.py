@@ -30,7 +30,8 @@ import numpy as np
 
 from . import _array_api as aa
 from . import solvers
-from ._validation import all_finite
+from ._validation import all_finite, cast_to
+from .features._cosine import _check_arguments_finite
 from .kernels import (
     RBF,
     Cosine,
@@ -270,13 +271,17 @@ def fourier_transform(est, X, xp):
         return Z
 
     weights = est.weights_
-    if est.map == "complex":
-        scale = math.sqrt(est._mass / D) * weights
-        re, im = features(est.offset_, scale), features(est.offset_ + math.pi / 2, scale)
-        ctype = xp.complex64 if dtype == xp.float32 else xp.complex128
-        i = xp.asarray(1j, dtype=ctype, device=device)
-        return xp.astype(re, ctype) + i * xp.astype(im, ctype)
-    return features(est.offset_, math.sqrt(2.0 * est._mass / D) * weights)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+        if est.map == "complex":
+            scale = math.sqrt(est._mass / D) * weights
+            re, im = features(est.offset_, scale), features(est.offset_ + math.pi / 2, scale)
+            ctype = xp.complex64 if dtype == xp.float32 else xp.complex128
+            i = xp.asarray(1j, dtype=ctype, device=device)
+            out = xp.astype(re, ctype) + i * xp.astype(im, ctype)
+        else:
+            out = features(est.offset_, math.sqrt(2.0 * est._mass / D) * weights)
+    _check_arguments_finite(out, xp)  # as on the numpy path: NaN features came back silently
+    return out
 
 
 # -- Nyström features ------------------------------------------------------------------------------
@@ -553,7 +558,7 @@ def nystroem_krr_fit(
     device = aa.device_of(X)
     pdtype = aa.max_float(xp, device)
     dtype = aa.requested_float(xp, device, dtype, stacklevel=4)
-    X = xp.astype(X, dtype)
+    X = cast_to(X, dtype, "X", xp=xp)
     n = X.shape[0]
     M = len(center_indices)
     itemsize = 4 if dtype == xp.float32 else 8

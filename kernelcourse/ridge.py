@@ -773,7 +773,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             dtype = _array_api.requested_float(xp, _array_api.device_of(X), self.dtype)
             X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
             self.kernel_ = self._resolve(X.shape[1])
-            y = xp.astype(_array_api.move(y, xp, _array_api.device_of(X)), dtype)
+            y = cast_to(_array_api.move(y, xp, _array_api.device_of(X)), dtype, "y", xp=xp)
             self.dual_coef_ = devices.kernel_ridge_fit(self.kernel_, X, y, float(self.lam), xp)
             self.X_fit_ = X
             return self

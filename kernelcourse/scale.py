@@ -58,6 +58,7 @@ from ._array_api import namespace_of
 from ._progress import Progress
 from ._validation import (
     cast_for_kernel,
+    cast_to,
     check_count,
     check_fit_input,
     check_labels,
@@ -360,7 +361,7 @@ class _BaseNystroemKRR(BaseEstimator):
 
             def host_rows(i):  # the candidate centres, as the numpy path sees them
                 rows = xp.take(X, _array_api.from_numpy(i, xp, device), axis=0)
-                return _array_api.to_numpy(rows).astype(self.dtype, copy=False)
+                return cast_to(_array_api.to_numpy(rows), self.dtype)
 
             idx = self._choose_centers(X, M, rng, host_rows)
             fit = devices.nystroem_krr_fit(

@@ -1163,6 +1163,29 @@ def test_kernel_ridge_names_targets_beyond_its_dtype(dtype, scale, weight, messa
     np.testing.assert_allclose(small.predict(X), ref.predict(X), rtol=1e-3, atol=1e27)
 
 
+def test_array_api_float32_estimators_name_inputs_beyond_float32(monkeypatch):
+    # dtype=float32 on float64 arrays of another library: RandomFourierFeatures returned NaN
+    # features silently, KernelRidge blamed the kernel for a y that became infinity, and
+    # NystroemKRR blamed the kernel for an X that did
+    xp = pytest.importorskip("array_api_strict")
+    import sklearn
+
+    from kernelcourse.features import RandomFourierFeatures
+
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
+    with sklearn.config_context(array_api_dispatch=True):
+        rff = RandomFourierFeatures(n_components=8, random_state=0, dtype=np.float32)
+        with pytest.raises(ValueError, match="the cosine's arguments"):
+            rff.fit(xp.asarray(X)).transform(xp.asarray(1e50 * X))
+        with pytest.raises(ValueError, match="y has entries of magnitude .*, beyond .*float32"):
+            KernelRidge(lam=0.1, dtype=np.float32).fit(xp.asarray(X), xp.asarray(1e50 * y))
+        model = NystroemKRR(n_components=10, random_state=0, dtype=np.float32)
+        with pytest.raises(ValueError, match="X has entries of magnitude .*float32"):
+            model.fit(xp.asarray(1e50 * X), xp.asarray(y))
+
+
 def test_feature_sgd_classifier_that_diverges_says_so():
     # η₀ = λ = 1e300: the first step's shrink 1 - η₀λ is -inf, every weight NaN, and predict
     # returned one class for every row without a word

@@ -31,6 +31,8 @@ import numpy as np
 from numba.core import config as numba_config
 from numpy.polynomial import Chebyshev, Polynomial
 
+from .._validation import all_finite
+
 _TWO_PI = 2.0 * math.pi
 
 
@@ -287,8 +289,10 @@ def _scaled_cos(t, out, offset, column_scale, coef, skip):
     )
 
 
-def _check_arguments_finite(t):
-    if not np.isfinite(t).all():
+def _check_arguments_finite(t, xp=None):
+    """Raise where the cosine's arguments ``t`` (numpy), or features computed from them
+    with ``xp`` (cos(±inf) is NaN), are not finite."""
+    if not (bool(np.isfinite(t).all()) if xp is None else all_finite(t, xp)):
         raise ValueError(
             "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
             "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
