@@ -782,7 +782,8 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
             check_fit_input(X, y)
             X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
             sw = check_weights(sample_weight, X)
-        check_labels(y)
+        # a column y warns and is raveled on both paths (the device path skips validate_data)
+        y = check_labels(y, ravel=True)
         self._binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = self._binarizer.fit_transform(y).astype(np.float64)
         self.classes_ = self._binarizer.classes_

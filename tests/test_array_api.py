@@ -629,3 +629,19 @@ def test_complex_torch_inputs_are_refused_not_cast_to_real(dispatch, make, metho
     if method == "predict" and not isinstance(model, NystroemKRRClassifier):
         with pytest.raises(ValueError, match="y: Complex data not supported"):
             make().fit(Xt, yt + 1j)
+
+
+def test_classifier_takes_a_column_of_labels_as_on_numpy(dispatch):
+    # the device path skipped the numpy path's ravel: a column y gave no
+    # DataConversionWarning, and a 3-D y was called "Unknown label type: unknown"
+    from sklearn.exceptions import DataConversionWarning
+
+    X, _, labels = data(n=60)
+    kw = dict(n_components=10, random_state=0)
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        ref = NystroemKRRClassifier(**kw).fit(X, labels[:, None])
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        model = NystroemKRRClassifier(**kw).fit(xs.asarray(X), xs.asarray(labels[:, None]))
+    np.testing.assert_array_equal(aa.to_numpy(model.predict(xs.asarray(X))), ref.predict(X))
+    with pytest.raises(ValueError, match="y: Found array with dim 3"):
+        NystroemKRRClassifier(**kw).fit(xs.asarray(X), xs.asarray(labels[:, None, None]))
