@@ -770,12 +770,21 @@ class KernelRidge(RegressorMixin, BaseEstimator):
                     "sample_weight is not supported for array-API input; pass numpy arrays "
                     "to fit with weights."
                 )
-            dtype = _array_api.requested_float(xp, _array_api.device_of(X), self.dtype)
-            X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=dtype)
+            device = _array_api.device_of(X)
+            dtype = _array_api.requested_float(xp, device, self.dtype)
+            widest = _array_api.max_float(xp, device)
+            X, y = validate_data(
+                self, X, y, multi_output=True, y_numeric=True, dtype=[widest, xp.float32]
+            )
             self.kernel_ = self._resolve(X.shape[1])
-            y = cast_to(_array_api.move(y, xp, _array_api.device_of(X)), dtype, "y", xp=xp)
+            X_in = X
+            # as cast_for_kernel on numpy: float64 data far from the origin keep their digits
+            # in float32 only when centred first (the kernel does not change)
+            centred = X.dtype != dtype and dtype == xp.float32 and self.kernel_.shift_invariant
+            X = cast_to(X - xp.mean(X, axis=0) if centred else X, dtype, "X", xp=xp)
+            y = cast_to(_array_api.move(y, xp, device), dtype, "y", xp=xp)
             self.dual_coef_ = devices.kernel_ridge_fit(self.kernel_, X, y, float(self.lam), xp)
-            self.X_fit_ = X
+            self.X_fit_ = X_in if centred else X  # predict evaluates against these points
             return self
         dtype = np.dtype(self.dtype)
         check_fit_input(X, y, regression=True)

@@ -496,6 +496,24 @@ def test_float32_estimators_on_float64_data_far_from_origin():
             est.fit(X * 1e150, y)
 
 
+def test_array_api_float32_kernel_ridge_on_float64_data_far_from_origin(monkeypatch):
+    # the array-API path cast X to float32 before centring it: at 1e6 from the origin the
+    # points kept 3 digits and the predictions moved by 1e-2 (the numpy path centres first)
+    xp = pytest.importorskip("array_api_strict")
+    import sklearn
+
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = np.sin(X[:, 0])
+    ref = KernelRidge(gamma=0.5, lam=1e-3).fit(X, y).predict(X)
+    model = KernelRidge(gamma=0.5, lam=1e-3, dtype=np.float32)
+    with sklearn.config_context(array_api_dispatch=True):
+        Xd = xp.asarray(X + 1e6)
+        got = np.asarray(model.fit(Xd, xp.asarray(y)).predict(Xd))
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5)
+
+
 def test_smo_solve_warns_when_the_gram_is_below_its_curvature_floor():
     X = np.random.default_rng(0).normal(size=(40, 2))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
