@@ -358,6 +358,16 @@ class _BaseNystroemKRR(BaseEstimator):
         callback = _progress_callback(self.callback, self.verbose, progress, self.tol)
         if xp is not None:  # array-API input: blocks, preconditioner and CG on X's device
             device = _array_api.device_of(X)
+            X_in = X
+            # as cast_for_kernel on numpy: float64 data far from the origin keep their digits
+            # in float32 only when centred first (the kernel does not change)
+            centred = (
+                X.dtype == xp.float64
+                and np.dtype(self.dtype) == np.float32
+                and self.kernel_.shift_invariant
+            )
+            if centred:
+                X = cast_to(X - xp.mean(X, axis=0), xp.float32, "X", xp=xp)
 
             def host_rows(i):  # the candidate centres, as the numpy path sees them
                 rows = xp.take(X, _array_api.from_numpy(i, xp, device), axis=0)
@@ -383,6 +393,8 @@ class _BaseNystroemKRR(BaseEstimator):
             )
             center_indices = idx if support is None else support[idx]
             fit["center_indices"] = _array_api.from_numpy(center_indices, xp, device)
+            if centred:  # uncentred, in float64 for predict
+                fit["centers"] = xp.take(X_in, _array_api.from_numpy(idx, xp, device), axis=0)
         else:
             X_in = X
             X, centred = cast_for_kernel(X, self.dtype, self.kernel_.shift_invariant)

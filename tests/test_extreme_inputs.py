@@ -514,6 +514,27 @@ def test_array_api_float32_kernel_ridge_on_float64_data_far_from_origin(monkeypa
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5)
 
 
+def test_array_api_float32_nystroem_krr_on_float64_data_far_from_origin(monkeypatch):
+    # as for KernelRidge: the centres and blocks were cast before centring, and 1e6 from the
+    # origin the predictions moved by 3e-2
+    xp = pytest.importorskip("array_api_strict")
+    import sklearn
+
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = np.sin(X[:, 0])
+    kw = dict(gamma=0.5, lam=1e-3, n_components=30, random_state=0, max_iter=100, tol=1e-8)
+    ref = NystroemKRR(**kw).fit(X, y).predict(X)
+    model = NystroemKRR(dtype=np.float32, **kw)
+    with sklearn.config_context(array_api_dispatch=True):
+        Xd = xp.asarray(X + 1e6)
+        got = np.asarray(model.fit(Xd, xp.asarray(y)).predict(Xd))
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-4)
+    centres = X[np.asarray(model.center_indices_)] + 1e6
+    np.testing.assert_array_equal(np.asarray(model.centers_), centres)
+
+
 def test_smo_solve_warns_when_the_gram_is_below_its_curvature_floor():
     X = np.random.default_rng(0).normal(size=(40, 2))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
