@@ -789,6 +789,7 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
         if xp is not None:  # labels are binarized on the host, the ±1 codes sent to X's device
             X = validate_data(self, X, dtype=[xp.float64, xp.float32])
             y = _array_api.to_numpy(y) if namespace_of(y) is not None else np.asarray(y)
+            y = validate_data(self, y=y)  # the numpy path's checks of y: NaN, shape, complex
             sw = _host_weights(sample_weight, X.shape[0])
         else:
             check_fit_input(X, y)

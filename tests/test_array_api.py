@@ -645,3 +645,14 @@ def test_classifier_takes_a_column_of_labels_as_on_numpy(dispatch):
     np.testing.assert_array_equal(aa.to_numpy(model.predict(xs.asarray(X))), ref.predict(X))
     with pytest.raises(ValueError, match="y: Found array with dim 3"):
         NystroemKRRClassifier(**kw).fit(xs.asarray(X), xs.asarray(labels[:, None, None]))
+
+
+def test_classifier_refuses_nan_labels_as_on_numpy(dispatch):
+    # the device path sent y with NaN to scikit-learn's label-type check, whose cast to int
+    # raised a RuntimeWarning before its "Unknown label type"; numpy's y check comes first
+    X, y, _ = data(n=40)
+    y[3] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="y contains NaN"):
+            NystroemKRRClassifier(n_components=10).fit(xs.asarray(X), xs.asarray(y))
