@@ -288,6 +288,21 @@ def test_not_positive_definite_warns_and_solves(dispatch):
     )
 
 
+def test_ill_conditioned_kernel_ridge_warns_as_on_numpy(dispatch):
+    # a Cholesky factorization that succeeds on a system with condition 1e14: the numpy path
+    # warned that the solution may be inaccurate, the device path said nothing
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 2)), rng.normal(size=200)
+    model = KernelRidge(gamma=1e-2, lam=1e-14)
+    with pytest.warns(LinAlgWarning, match=r"ill-conditioned: condition number >= [\d.]+e\+14"):
+        model.fit(X, y)
+    with pytest.warns(LinAlgWarning, match=r"ill-conditioned: condition number >= [\d.]+e\+14"):
+        model.fit(xs.asarray(X), xs.asarray(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KernelRidge(gamma=0.5, lam=1e-3).fit(xs.asarray(X), xs.asarray(y))
+
+
 # -- the shim ----------------------------------------------------------------------------------
 def test_cholesky_jitter_adds_the_smallest_jitter_that_works():
     rng = np.random.default_rng(1)
