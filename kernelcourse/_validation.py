@@ -307,6 +307,10 @@ def check_weights(sample_weight, X):
 
     if sample_weight is None:
         return None
+    from ._array_api import _foreign, to_numpy
+
+    if _foreign(sample_weight):  # weights live on the host; a tensor may require grad
+        sample_weight = to_numpy(sample_weight)
     try:
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     except ValueError as err:

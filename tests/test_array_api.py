@@ -671,3 +671,18 @@ def test_classifier_refuses_nan_labels_as_on_numpy(dispatch):
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="y contains NaN"):
             NystroemKRRClassifier(n_components=10).fit(xs.asarray(X), xs.asarray(y))
+
+
+@needs_torch
+def test_numpy_fit_takes_weights_in_a_tensor_that_requires_grad():
+    # numpy's conversion of such a tensor raised PyTorch's RuntimeError ("Can't call numpy()
+    # on Tensor that requires grad"); the weights are data here, as on the device path
+    import torch
+
+    X, y, _ = data(n=40)
+    sw = np.random.default_rng(0).uniform(0.5, 2.0, size=40)
+    kw = dict(n_components=10, random_state=0)
+    ref = NystroemKRR(**kw).fit(X, y, sample_weight=sw).predict(X)
+    weights = torch.asarray(sw).requires_grad_()
+    got = NystroemKRR(**kw).fit(X, y, sample_weight=weights).predict(X)
+    np.testing.assert_array_equal(got, ref)
