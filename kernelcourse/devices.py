@@ -171,10 +171,13 @@ def _gram_block(kernel, X, Y, xp):
         E -= hx[:, None]
         E -= hz[None, :]
         top = float(xp.max(hx)) + float(xp.max(hz))
-        if top * s * s > 16.0:
-            # only then can the expansion's error, a few ε·γ(‖x‖² + ‖y‖²), exceed ~50ε in K
-            # (γ = 1e15 on unit data, where K is I, gave a diagonal of 1e-28)
-            E = _refine_near_pairs(E, X, Z, -gamma, 64 * float(xp.finfo(E.dtype).eps) * top, xp)
+        eps = float(xp.finfo(E.dtype).eps)
+        if eps * top * s * s > math.sqrt(eps):
+            # the expansion's error in the exponent, a few ε·γ(‖x‖² + ‖y‖²), is then beyond
+            # √ε (γ = 1e15 on data of spread 10, where K is I, gave a diagonal of 1e-28).
+            # Below it the pass is not worth its cost on a GPU (half a block's time), unlike
+            # on numpy, which refines from an error of ~50ε.
+            E = _refine_near_pairs(E, X, Z, -gamma, 64 * eps * top, xp)
         if s != 1.0:
             # −γ s² ‖x̃ − ỹ‖², multiplied by s twice so that 0 stays 0; beyond the float
             # range the exponent is −inf and the entry 0
