@@ -24,6 +24,7 @@ __all__ = [
     "kernel_params_of",
     "check_memory",
     "validate_data",
+    "check_cosine_arguments",
 ]
 
 
@@ -382,3 +383,13 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
             else:
                 name = "y"
         raise type(err)(f"{name}: {msg}") from err
+
+
+def check_cosine_arguments(t, xp=None):
+    """Raise where the cosine's arguments ``t`` (numpy), or features computed from them
+    with ``xp`` (cos(±inf) is NaN), are not finite."""
+    if not (bool(np.isfinite(t).all()) if xp is None else all_finite(t, xp)):
+        raise ValueError(
+            "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
+            "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
+        )

@@ -30,8 +30,7 @@ import numpy as np
 
 from . import _array_api as aa
 from . import solvers
-from ._validation import all_finite, cast_to
-from .features._cosine import _check_arguments_finite
+from ._validation import all_finite, cast_to, check_cosine_arguments
 from .kernels import (
     RBF,
     Cosine,
@@ -295,7 +294,7 @@ def fourier_transform(est, X, xp):
             out = xp.astype(re, ctype) + i * xp.astype(im, ctype)
         else:
             out = features(est.offset_, math.sqrt(2.0 * est._mass / D) * weights)
-    _check_arguments_finite(out, xp)  # as on the numpy path: NaN features came back silently
+    check_cosine_arguments(out, xp)  # as on the numpy path: NaN features came back silently
     return out
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from numba.core import config as numba_config
 from numpy.polynomial import Chebyshev, Polynomial
 
-from .._validation import all_finite
+from .._validation import check_cosine_arguments
 
 _TWO_PI = 2.0 * math.pi
 
@@ -289,16 +289,6 @@ def _scaled_cos(t, out, offset, column_scale, coef, skip):
     )
 
 
-def _check_arguments_finite(t, xp=None):
-    """Raise where the cosine's arguments ``t`` (numpy), or features computed from them
-    with ``xp`` (cos(±inf) is NaN), are not finite."""
-    if not (bool(np.isfinite(t).all()) if xp is None else all_finite(t, xp)):
-        raise ValueError(
-            "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
-            "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
-        )
-
-
 def _cosine_plan(scale):
     """The polynomial's coefficients and the per-column scale for :func:`_scaled_cos`: one
     scale for every column goes into the coefficients (column scale None)."""
@@ -328,7 +318,7 @@ def _cos_block(t, scale, exact, fallback=None, plan=None, out=None, offset=None)
         fallback = ~(np.abs(t + offset) <= limit).all(axis=1)
     if exact:
         t += offset
-        _check_arguments_finite(t)
+        check_cosine_arguments(t)
         np.cos(t, out=t)
         np.multiply(t, scale, out=out)
         return
@@ -337,7 +327,7 @@ def _cos_block(t, scale, exact, fallback=None, plan=None, out=None, offset=None)
     if fallback.any():
         rows = np.flatnonzero(fallback)
         flagged = t[rows] + offset
-        _check_arguments_finite(flagged)
+        check_cosine_arguments(flagged)
         np.cos(flagged, out=flagged)
         flagged *= scale
         out[rows] = flagged
