@@ -427,9 +427,14 @@ class _BaseNystroemKRR(BaseEstimator):
             quantity="relative residual of the preconditioned system",
             stacklevel=3,
         )
-        if xp is None and np.dtype(self.dtype) == np.float32:
+        if np.dtype(self.dtype) == np.float32:  # on every path: the blocks are float32 there too
+            host = (lambda A: A) if xp is None else _array_api.to_numpy
             _warn_float32_sensitivity(
-                type(self).__name__, self.kernel_, self.centers_, self.dual_coef_, Y
+                type(self).__name__,
+                self.kernel_,
+                host(self.centers_),
+                host(self.dual_coef_),
+                host(Y),
             )
         self._finish_progress(progress)
         return self
