@@ -277,11 +277,7 @@ def matmul_into(A, B, out, xp):
     that an M × M product reuses the memory of a matrix the caller is done with; a new array
     otherwise, and also when ``out`` does not fit: another shape or dtype, read-only, or
     sharing memory with A or B."""
-    fits = (
-        getattr(out, "shape", None) == (A.shape[0], B.shape[1])
-        and out.dtype == A.dtype == B.dtype
-        and not any(_may_share(out, M) for M in (A, B))
-    )
+    fits = B.dtype == A.dtype and _can_take(out, (A.shape[0], B.shape[1]), A.dtype, A, B)
     if fits and array_api_compat.is_torch_namespace(xp):
         import torch
 
@@ -290,8 +286,6 @@ def matmul_into(A, B, out, xp):
         except RuntimeError:  # an ``out`` this build refuses (layout, device): a new array
             return A @ B
     if fits and (array_api_compat.is_cupy_namespace(xp) or array_api_compat.is_numpy_namespace(xp)):
-        if getattr(out, "flags", None) is not None and not out.flags.writeable:
-            return A @ B
         return xp.matmul(A, B, out=out)
     return A @ B
 
@@ -309,13 +303,7 @@ def upper_gram_into(T, out, xp, *, block=2048):
     M = T.shape[0]
     if M <= block:
         return matmul_into(T, T.T, out, xp)
-    fits = (
-        getattr(out, "shape", None) == (M, M)
-        and out.dtype == T.dtype
-        and not _may_share(out, T)
-        and getattr(getattr(out, "flags", None), "writeable", True)
-    )
-    if not fits:
+    if not _can_take(out, (M, M), T.dtype, T):
         out = xp.empty((M, M), dtype=T.dtype, device=device_of(T))
     for i in range(0, M, block):
         i1 = min(i + block, M)
@@ -326,6 +314,17 @@ def upper_gram_into(T, out, xp, *, block=2048):
             if j != i:
                 out[j:j1, i:i1] = G.T
     return out
+
+
+def _can_take(out, shape, dtype, *inputs):
+    """Whether ``out`` can be written with a result of ``shape`` and ``dtype`` computed from
+    ``inputs``: of that shape and dtype, not read-only, and sharing no memory with them."""
+    return (
+        getattr(out, "shape", None) == shape
+        and out.dtype == dtype
+        and getattr(getattr(out, "flags", None), "writeable", True)
+        and not any(_may_share(out, A) for A in inputs)
+    )
 
 
 def _may_share(a, b):
