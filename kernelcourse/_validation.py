@@ -184,8 +184,8 @@ def cast_to(X, dtype, name="X", *, xp=None):
     library (PyTorch, array-api-strict) and ``dtype`` one of its dtypes."""
     with np.errstate(over="ignore"):  # the error below names the argument
         if xp is not None:
-            out = xp.astype(X, dtype)
-            fits = all_finite(out, xp)
+            out = xp.astype(X, dtype, copy=False)
+            fits = out is X or all_finite(out, xp)
             dtype_name = str(dtype).rsplit(".", 1)[-1]
         else:
             out = X.astype(dtype, copy=False)
@@ -200,13 +200,19 @@ def cast_to(X, dtype, name="X", *, xp=None):
     return out
 
 
-def cast_for_kernel(X, dtype, shift_invariant, name="X"):
+def cast_for_kernel(X, dtype, shift_invariant, name="X", *, xp=None):
     """``X`` in ``dtype`` for a kernel's blocks, by :func:`cast_to`; float64 data going to
     float32 for a shift-invariant kernel are centred in float64 first (data 1e6 from the
     origin would keep 3 of their digits in float32, and the kernel does not change). Returns
-    the array and whether it was centred: then predict must use the float64 points."""
-    centred = X.dtype == np.float64 and np.dtype(dtype) == np.float32 and shift_invariant
-    return cast_to(X - X.mean(axis=0) if centred else X, dtype, name), centred
+    the array and whether it was centred: then predict must use the float64 points. With
+    ``xp``, as for :func:`cast_to`."""
+    if xp is None:
+        centred = X.dtype == np.float64 and np.dtype(dtype) == np.float32 and shift_invariant
+        mean = X.mean(axis=0) if centred else None
+    else:
+        centred = X.dtype == xp.float64 and dtype == xp.float32 and shift_invariant
+        mean = xp.mean(X, axis=0) if centred else None
+    return cast_to(X - mean if centred else X, dtype, name, xp=xp), centred
 
 
 def check_count(value, name, minimum=1):

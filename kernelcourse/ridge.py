@@ -778,10 +778,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             )
             self.kernel_ = self._resolve(X.shape[1])
             X_in = X
-            # as cast_for_kernel on numpy: float64 data far from the origin keep their digits
-            # in float32 only when centred first (the kernel does not change)
-            centred = X.dtype != dtype and dtype == xp.float32 and self.kernel_.shift_invariant
-            X = cast_to(X - xp.mean(X, axis=0) if centred else X, dtype, "X", xp=xp)
+            X, centred = cast_for_kernel(X, dtype, self.kernel_.shift_invariant, xp=xp)
             y = cast_to(_array_api.move(y, xp, device), dtype, "y", xp=xp)
             self.dual_coef_ = devices.kernel_ridge_fit(self.kernel_, X, y, float(self.lam), xp)
             self.X_fit_ = X_in if centred else X  # predict evaluates against these points

@@ -358,16 +358,10 @@ class _BaseNystroemKRR(BaseEstimator):
         callback = _progress_callback(self.callback, self.verbose, progress, self.tol)
         if xp is not None:  # array-API input: blocks, preconditioner and CG on X's device
             device = _array_api.device_of(X)
-            X_in = X
-            # as cast_for_kernel on numpy: float64 data far from the origin keep their digits
-            # in float32 only when centred first (the kernel does not change)
-            centred = (
-                X.dtype == xp.float64
-                and np.dtype(self.dtype) == np.float32
-                and self.kernel_.shift_invariant
-            )
-            if centred:
-                X = cast_to(X - xp.mean(X, axis=0), xp.float32, "X", xp=xp)
+            X_in, centred = X, False
+            if np.dtype(self.dtype) == np.float32 and self.kernel_.shift_invariant:
+                # centred in float64 first, as on numpy; the blocks cast the rest
+                X, centred = cast_for_kernel(X, xp.float32, True, xp=xp)
 
             def host_rows(i):  # the candidate centres, as the numpy path sees them
                 rows = xp.take(X, _array_api.from_numpy(i, xp, device), axis=0)
