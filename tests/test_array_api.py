@@ -686,18 +686,3 @@ def test_numpy_fit_takes_weights_in_a_tensor_that_requires_grad():
     weights = torch.asarray(sw).requires_grad_()
     got = NystroemKRR(**kw).fit(X, y, sample_weight=weights).predict(X)
     np.testing.assert_array_equal(got, ref)
-
-
-def test_float32_falkon_sensitivity_warning_on_every_path(dispatch):
-    # the warning that float32 rounding may move the predictions ran on numpy inputs only:
-    # the same fit on array-API inputs (float32 blocks there too) moved them as far, silently
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 3))
-    y = np.sin(2 * X[:, 0]) + 3
-    kw = dict(gamma=0.2, n_components=300, max_iter=300, tol=1e-10, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        with pytest.warns(RuntimeWarning, match=r"float32 kernel blocks .*ε₃₂·√M·κ·‖α‖"):
-            NystroemKRR(lam=1e-7, dtype=np.float32, **kw).fit(xs.asarray(X), xs.asarray(y))
-        warnings.simplefilter("error", RuntimeWarning)
-        NystroemKRR(lam=1e-2, dtype=np.float32, **kw).fit(xs.asarray(X), xs.asarray(y))

@@ -632,16 +632,23 @@ def test_huge_targets_and_traces_raise_no_numpy_overflow():
     np.testing.assert_allclose(big / 1e160, small, rtol=1e-10)
 
 
-def test_float32_falkon_warns_when_its_rounding_moves_the_predictions():
+@pytest.mark.parametrize("inputs", ["numpy", "array-api-strict"])
+def test_float32_falkon_warns_when_its_rounding_moves_the_predictions(inputs, monkeypatch):
     # as many centres as points, close together, and a tiny λ: α is large, and the float32
-    # kernel's rounding moves the predictions by a seventh of the targets' spread
+    # kernel's rounding moves the predictions by a seventh of the targets' spread. The
+    # warning ran on numpy inputs only; array-API inputs have float32 blocks too.
+    import sklearn
     from sklearn.exceptions import ConvergenceWarning
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
     y = np.sin(2 * X[:, 0]) + 3
+    if inputs != "numpy":
+        xp = pytest.importorskip("array_api_strict")
+        monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+        X, y = xp.asarray(X), xp.asarray(y)
     kw = dict(gamma=0.2, n_components=300, max_iter=300, tol=1e-10, random_state=0)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), sklearn.config_context(array_api_dispatch=inputs != "numpy"):
         warnings.simplefilter("ignore", ConvergenceWarning)
         with pytest.warns(RuntimeWarning, match=r"float32 kernel blocks .*ε₃₂·√M·κ·‖α‖"):
             NystroemKRR(lam=1e-7, dtype=np.float32, **kw).fit(X, y)
