@@ -43,6 +43,7 @@ from .kernels import (
     Scaled,
     Sum,
     _overflow_error,
+    _refine_near_pairs,
 )
 
 __all__ = ["gram_block", "nystroem_krr_fit", "nystroem_map"]
@@ -91,20 +92,6 @@ def _squared_distances(X, Y, xp, *, curvature=None):
     if curvature is None or curvature * s * s * limit > math.sqrt(eps):
         D = _refine_near_pairs(D, X, Y, 1.0, limit, xp)
     return D, s
-
-
-def _refine_near_pairs(B, X, Z, factor, limit, xp):
-    """B = factor · ‖x − z‖² recomputed from the differences where the expansion is within
-    ``limit`` of 0, its round-off level, as :func:`kernelcourse.kernels._refine_near_pairs`
-    does on numpy: there it has no correct digit left. Such near pairs (duplicates, near
-    duplicates) are few, so this costs a comparison pass over B."""
-    near = B <= limit if factor > 0 else B >= -limit
-    rows, cols = xp.nonzero(near)
-    if rows.shape[0] == 0:
-        return B
-    diff = xp.take(X, rows, axis=0) - xp.take(Z, cols, axis=0)
-    B[near] = factor * _sq_norms(diff, xp)  # row-major order, that of nonzero
-    return B
 
 
 def gram_block(kernel, X, Y=None, *, xp=None):

@@ -304,7 +304,7 @@ def _expanded_squared_distances(X, Y):
     D += XX[:, None]
     D += YY[None, :]
     np.maximum(D, 0, out=D)
-    _refine_near_pairs(D, X, Y, XX, YY, 1.0)
+    _refine_near_pairs(D, X, X if Y is None else Y, 1.0, _round_off_limit(D.dtype, XX, YY))
     if Y is None:
         # ‖x‖² + ‖y‖² − 2xᵀy is symmetric in exact arithmetic only; make it so in floating point.
         _copy_upper_to_lower(D)
@@ -323,20 +323,38 @@ def distances(X, Y=None):
     return r
 
 
-def _refine_near_pairs(B, X, Y, XX, YY, factor):
-    """Recompute ``B = factor · ‖x − y‖²`` from the differences where the expansion is at the
-    round-off level of the squared norms: there it has no correct digit left (and √D, as in
-    Matérn, or a large γ, as in an RBF with K ≈ I, magnifies the error). Such near pairs are
-    few (duplicates, near duplicates), so this costs little."""
-    eps = np.finfo(B.dtype).eps
-    limit = 64 * eps * (float(XX.max()) + float(YY.max())) * abs(factor)
+# Near pairs recomputed at a time: duplicated data can make most of a block near, and all
+# their differences at once would take (n m, d) memory (20 GB for 3000 rows of dimension 200).
+_NEAR_PAIR_CHUNK = 65536
+
+
+def _refine_near_pairs(B, X, Z, factor, limit, xp=np):
+    """Recompute ``B = factor · ‖x − z‖²`` from the differences where the expansion is within
+    ``limit`` of 0, its round-off level (a few ε times the largest squared norms): there it
+    has no correct digit left (and √D, as in Matérn, or a large γ, as in an RBF with K ≈ I,
+    magnifies the error). Such near pairs (duplicates, near duplicates) are usually few, so
+    this costs a comparison pass over B. ``xp`` is the array library of B, X and Z: numpy
+    here, any array-API library on :mod:`kernelcourse.devices`' path. Returns B."""
     # B has the sign of factor (D >= 0, −γD <= 0): one comparison, no |B| temporary
-    rows, cols = np.nonzero(B <= limit if factor > 0 else B >= -limit)
-    Z = X if Y is None else Y
-    for start in range(0, len(rows), 65536):
-        r, c = rows[start : start + 65536], cols[start : start + 65536]
-        diff = X[r] - Z[c]
-        B[r, c] = factor * np.einsum("ij,ij->i", diff, diff)
+    near = B <= limit if factor > 0 else B >= -limit
+    rows, cols = xp.nonzero(near)
+    count = rows.shape[0]
+    if count == 0:
+        return B
+    parts = []
+    for start in range(0, count, _NEAR_PAIR_CHUNK):
+        stop = min(start + _NEAR_PAIR_CHUNK, count)  # the array API has no stop past the end
+        r, c = rows[start:stop], cols[start:stop]
+        diff = xp.take(X, r, axis=0) - xp.take(Z, c, axis=0)
+        parts.append(np.einsum("ij,ij->i", diff, diff) if xp is np else xp.sum(diff * diff, axis=1))
+    B[near] = factor * (parts[0] if len(parts) == 1 else xp.concat(parts))  # nonzero's order
+    return B
+
+
+def _round_off_limit(dtype, XX, YY):
+    """64 ε (max ‖x‖² + max ‖y‖²): the expansion's round-off level in a block."""
+    top = float(XX.max(initial=0.0)) + float(YY.max(initial=0.0))
+    return 64 * float(np.finfo(dtype).eps) * top
 
 
 def squared_distances(X, Y=None):
@@ -487,7 +505,7 @@ class RBF(Kernel):
             # Only then can the expansion's error, a few ε·γ(‖x‖² + ‖y‖²), exceed ~50ε in K
             # (e.g. γ = 1e12, where K is I): recompute the near pairs. Below, it is not worth
             # a pass over the block.
-            _refine_near_pairs(E, X, Y, h / g, hy / g, -g)
+            _refine_near_pairs(E, X, Z, -g, _round_off_limit(E.dtype, h, hy))
         if Y is None:
             _copy_upper_to_lower(E)
             np.fill_diagonal(E, 0)

@@ -337,6 +337,37 @@ def test_array_api_matern_block_recomputes_near_pairs(nu, scale):
     np.testing.assert_allclose(np.asarray(K), k(X, X), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("library", ["numpy", "array_api_strict"])
+def test_near_pairs_of_duplicated_data_are_recomputed_in_bounded_memory(library, monkeypatch):
+    # two points repeated 200 times each: 80 000 of the block's pairs are near. The device
+    # path took all their differences at once, (pairs, d) floats: 21 GB at 3000 rows of
+    # dimension 200
+    import tracemalloc
+
+    from kernelcourse import devices
+
+    monkeypatch.setattr(kn, "_NEAR_PAIR_CHUNK", 4096)
+    rng = np.random.default_rng(0)
+    X = np.repeat(rng.normal(size=(2, 64)), 200, axis=0)
+    k = kn.Matern(nu=0.5)
+    if library == "numpy":
+        gram = k
+    else:
+        xp = pytest.importorskip(library)
+
+        def gram(X):
+            return np.asarray(devices.gram_block(k, xp.asarray(X), xp=xp))
+
+    tracemalloc.start()
+    K = gram(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20 * 2**20  # all differences at once: 80 000 × 64 floats, 41 MB each
+    same = np.equal.outer(np.arange(400) // 200, np.arange(400) // 200)
+    assert (K[same] == 1.0).all()
+    np.testing.assert_allclose(K[~same], k(X[:1], X[-1:])[0, 0], rtol=1e-12)
+
+
 def test_array_api_cosine_block_of_huge_rows():
     # ‖x‖² of rows beyond 1e154 overflowed: the normalised rows, and the block, were 0
     xp = pytest.importorskip("array_api_strict")
