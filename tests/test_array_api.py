@@ -10,7 +10,10 @@ import pytest
 import sklearn
 from scipy.linalg import LinAlgWarning
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import check_array_api_input_and_values
+from sklearn.utils.estimator_checks import (
+    check_array_api_input,
+    check_array_api_input_and_values,
+)
 
 from kernelcourse import _array_api as aa
 from kernelcourse import devices
@@ -209,6 +212,33 @@ def test_scikit_learn_array_api_check(monkeypatch, estimator, name, device):
     monkeypatch.setenv("SCIPY_ARRAY_API", "1")
     check_array_api_input_and_values(
         type(estimator).__name__, estimator, array_namespace=name, device_name=device
+    )
+
+
+@pytest.mark.parametrize("dtype_name", ["float64", "float32"])
+@pytest.mark.parametrize("name,device", NAMESPACES)
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        RandomFourierFeatures(n_components=20, random_state=0),
+        Nystroem(n_components=20, random_state=0),
+        KernelRidge(lam=0.1),
+        NystroemKRR(n_components=20, random_state=0),
+        NystroemKRRClassifier(n_components=20, random_state=0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_scikit_learn_array_api_dtypes(monkeypatch, estimator, name, device, dtype_name):
+    """scikit-learn's check_array_api_input, as check_estimator runs it: every fitted array
+    and output has the numpy path's dtype. On float32 input, RandomFourierFeatures stored
+    Ω, b and the weights in float64 on the device, where the numpy path keeps float32."""
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    check_array_api_input(
+        type(estimator).__name__,
+        estimator,
+        array_namespace=name,
+        device_name=device,
+        dtype_name=dtype_name,
     )
 
 

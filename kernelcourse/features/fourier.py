@@ -343,7 +343,17 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             X = validate_data(self, X, dtype=[xp.float64, xp.float32])
             self._fit_host(devices.host_copy(X, whole=self.sampling == "leverage"))
             fitted = {name: getattr(self, name) for name in ("omega_", "offset_", "weights_")}
-            vars(self).update(devices.to_device(fitted, xp, device_of(X)))
+            moved = devices.to_device(fitted, xp, device_of(X))
+            # to_device widens floats to the device's widest; keep the compute dtype, as the
+            # numpy path does (float32 input gives float32 Ω, b and weights)
+            vars(self).update(
+                {
+                    name: xp.astype(value, xp.float32)
+                    if fitted[name].dtype == np.float32
+                    else value
+                    for name, value in moved.items()
+                }
+            )
             return self
         return self._fit_host(X)
 
