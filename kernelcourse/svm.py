@@ -816,7 +816,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors (α_i > 0 in at least one binary problem).
     support_vectors_ : ndarray of shape (n_SV, n_features)
-        The support vectors (empty columns for "precomputed").
+        The support vectors; shape (n_SV, 0) for "precomputed" (see Notes).
     n_support_ : ndarray of shape (n_classes,)
         Number of support vectors per class.
     dual_coef_ : ndarray of shape (n_pairs, n_SV)
@@ -854,6 +854,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
       coef0 = 0; the lectures' examples are quadratic, and :math:`c_0 \ge 0` keeps the
       kernel positive semidefinite.
     * the default step limit is 100 n (LIBSVM's rule without its 10⁷ floor), with a warning.
+    * with ``kernel="precomputed"``, ``support_vectors_`` has one empty row per support vector,
+      shape (n_SV, 0), where ``SVC`` gives (0, 0): its length is the number of support
+      vectors, ``n_support_.sum()``, whatever the kernel.
 
     References
     ----------
@@ -1036,7 +1039,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         B = np.vstack(betas)
         self.support_ = np.flatnonzero(np.any(B != 0, axis=0))
         self.dual_coef_ = B[:, self.support_]
-        self.support_vectors_ = X[self.support_] if not self._precomputed() else X[:0]
+        # with a precomputed kernel there are no input vectors to keep: one empty row per
+        # support vector, so support_vectors_ still counts them as n_support_ does
+        self.support_vectors_ = (
+            X[self.support_] if not self._precomputed() else np.empty((len(self.support_), 0))
+        )
         self.n_support_ = np.bincount(y_enc[self.support_], minlength=k).astype(np.int32)
         self.intercept_ = np.asarray(intercepts)
         self.dual_objective_ = objs[0] if k == 2 else np.asarray(objs)

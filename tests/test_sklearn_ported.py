@@ -912,6 +912,24 @@ def test_n_iter_libsvm(n_classes):
     assert n_iter.shape == (n_classes * (n_classes - 1) // 2,)
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "precomputed"])
+def test_n_support(kernel):
+    """Ports ``test_n_support`` (written there for the regressors, which we do not have; the
+    invariant is SVC's too): n_support_ does not exist before fit and counts the rows of
+    support_vectors_ after it. With a precomputed kernel support_vectors_ had shape
+    (0, n_samples), against both this count and its docstring's "empty columns"; it is
+    (n_SV, 0) now (documented in the Notes of KernelSVC, where SVC gives (0, 0))."""
+    Xs = np.array([[0], [0.44], [0.45], [0.46], [1]])
+    ys = np.array([0, 0, 1, 1, 1])
+    est = KernelSVC(kernel=kernel)
+    assert not hasattr(est, "n_support_")
+    est.fit(Xs @ Xs.T if kernel == "precomputed" else Xs, ys)
+    assert est.n_support_.sum() == est.support_vectors_.shape[0] == len(est.support_)
+    assert est.n_support_.shape == (2,)
+    width = 0 if kernel == "precomputed" else Xs.shape[1]
+    assert est.support_vectors_.shape == (len(est.support_), width)
+
+
 @pytest.mark.parametrize("C_inf", [np.inf, float("inf")])
 def test_svm_with_infinite_C(C_inf):
     """Ports ``test_svm_with_infinite_C``: C = inf predicts as a very large C."""
