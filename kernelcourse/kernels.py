@@ -257,8 +257,11 @@ def _params_equal(a, b):
 
 
 # -- distances ------------------------------------------------------------------------------------
-# Beyond this magnitude a squared norm may overflow; centred inputs are scaled down first.
-_SQUARE_SAFE = 2.0**250
+def _square_safe(dtype):
+    """Beyond this magnitude a squared norm in ``dtype`` may overflow, and centred inputs are
+    scaled down first: a quarter of the exponent range, 2**250 in float64 and 2**26 in
+    float32 (whose squares overflow from 1.8e19 on)."""
+    return 2.0 ** (np.finfo(dtype).maxexp // 4 - 6)
 
 
 def centre_and_scale(X, Y=None):
@@ -284,7 +287,7 @@ def centre_and_scale(X, Y=None):
     if Yc is not None:
         big = max(big, float(np.abs(Yc).max()))
     s = 1.0
-    if big > _SQUARE_SAFE:
+    if big > _square_safe(Xc.dtype):
         s = math.ldexp(1.0, math.frexp(big)[1] - 1)  # 2**(e-1) <= big < 2**e, finite
         Xc /= s
         if Yc is not None:
@@ -479,12 +482,13 @@ class RBF(Kernel):
             return RBF(1.0)._gram(self._scaled(X), None if Y is None else self._scaled(Y))
         Xc, Yc, s = centre_and_scale(X, Y)
         if s != 1.0:
-            # scaled inputs: −γ s² ‖x̃ − ỹ‖², multiplied by s twice so that 0 stays 0
+            # scaled inputs: −γ s² ‖x̃ − ỹ‖². γ s² and the product are taken in float64: in
+            # float32, γ alone underflows to 0 for data at 1e20 (γ = 1e-41), and K would be 1.
+            # Beyond the float range the exponent is −inf; 0 stays 0 (inf · 0 would be NaN).
             E = _expanded_squared_distances(Xc, Yc)
-            E *= -self.gamma
             with np.errstate(over="ignore"):
-                E *= s
-                E *= s
+                factor = -self.gamma * s * s
+                np.multiply(E, factor, out=E, where=E != 0, dtype=np.float64, casting="unsafe")
             return np.exp(E, out=E)
         # The exponent −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖² comes out of one matrix product of
         # augmented rows [x, 1, γ‖x‖²] and [2γ y, −γ‖y‖², −1]: no separate passes over the
@@ -518,7 +522,7 @@ class RBF(Kernel):
             return super()._against(Y)
         c = Y.mean(axis=0, dtype=np.float64).astype(Y.dtype)
         Yc = Y - c
-        if float(np.abs(Yc).max(initial=0.0)) > _SQUARE_SAFE:
+        if float(np.abs(Yc).max(initial=0.0)) > _square_safe(Yc.dtype):
             return super()._against(Y)
         g = self.gamma
         with np.errstate(over="ignore", invalid="ignore"):
@@ -529,7 +533,7 @@ class RBF(Kernel):
 
         def rows(X, out):
             Xc = X - c
-            if X.dtype != out.dtype or float(np.abs(Xc).max(initial=0.0)) > _SQUARE_SAFE:
+            if X.dtype != out.dtype or float(np.abs(Xc).max(initial=0.0)) > _square_safe(X.dtype):
                 out[...] = self._checked_gram(X, Y)
                 return out
             with np.errstate(over="ignore", invalid="ignore"):

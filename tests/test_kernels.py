@@ -324,10 +324,19 @@ def test_rbf_rows_against_fixed_points_match_the_call(dtype, gamma):
     assert K[0, 5] == K[0, 17] == K[1, 5] == 1.0
 
 
-def test_rbf_rows_against_fixed_points_raise_on_overflow():
-    # float32 squares overflow beyond 1e19, as they do in a call
-    Y = np.array([[0.0, 1.0], [1e30, 0.0]], dtype=np.float32)
-    with pytest.raises(ValueError, match="RBF"):
-        kn.RBF(1.0)(Y[:1], Y)
-    with pytest.raises(ValueError, match="RBF"):
-        kn.RBF(1.0)._against(Y)(Y[:1], np.empty((1, 2), dtype=np.float32))
+@pytest.mark.parametrize("scale", [1e10, 1e20, 1e30])
+@pytest.mark.parametrize("gamma", ["spread", 1.0])
+def test_float32_rbf_far_beyond_its_squares_range_is_the_float64_kernel(scale, gamma):
+    # float32 squares overflow beyond 1.8e19: such rows are scaled by a power of two before
+    # squaring, as float64 rows beyond 2**250 are (they raised "overflows"); and γ s² is
+    # taken in float64, where γ = 1/(d·variance) alone underflows float32 (K was 1 everywhere)
+    X = scale * np.random.default_rng(0).normal(size=(30, 2))
+    k = kn.RBF(1.0 / (2 * scale**2) if gamma == "spread" else gamma)
+    X32 = X.astype(np.float32)
+    expected = k(X32.astype(np.float64))
+    np.testing.assert_allclose(k(X32), expected, atol=1e-6)
+    np.testing.assert_allclose(k(X32[:5], X32), expected[:5], atol=1e-6)
+    rows = k._against(X32)(X32[:5], np.empty((5, 30), dtype=np.float32))
+    np.testing.assert_allclose(rows, expected[:5], atol=1e-6)
+    if gamma == "spread":
+        assert expected.min() < 0.5  # the kernel is not trivially 1
