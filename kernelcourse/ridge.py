@@ -576,7 +576,11 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
     solve runs in float64 whatever the dtype of X, so ``coef_``, ``intercept_`` and
     predictions are float64 (``Ridge`` keeps float32 input in float32); y of shape (n, 1)
     gives ``coef_`` of shape (1, n_features), as ``LinearRegression`` does, where ``Ridge``
-    returns (n_features,).
+    returns (n_features,). ``lam`` is one number for every target (one factorization serves
+    them all), where ``Ridge`` also takes one α per target: fit each target on its own for
+    different λ. X is dense: a scipy sparse X is refused with a TypeError that says how to
+    convert it; ``FeatureRidge()`` (φ(x) = x) fits sparse X by conjugate gradients without
+    forming a dense copy.
 
     References
     ----------
@@ -696,7 +700,9 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     Deliberate differences from scikit-learn's ``KernelRidge``: the ridge is called ``lam``
     (λ of the book) rather than ``alpha``; the default kernel is "rbf" (scikit-learn:
     "linear"); ``kernel="polynomial"`` has degree 2 and :math:`c_0 = 1` by default
-    (scikit-learn: degree 3, coef0 = 1). γ = None means 1 / n_features in both.
+    (scikit-learn: degree 3, coef0 = 1). γ = None means 1 / n_features in both. ``lam`` is
+    one number for every target, so that one factorization of K + λI serves them all
+    (scikit-learn also takes one α per target): fit each target on its own for different λ.
 
     Array-API input (PyTorch, CuPy, array-api-strict with
     ``sklearn.set_config(array_api_dispatch=True)``) is fitted and predicted with its own

@@ -7,16 +7,21 @@ Sources (scikit-learn 1.9): ``sklearn/tests/test_kernel_approximation.py``,
 Mapping: ``RBFSampler`` -> ``RandomFourierFeatures`` (``random_weights_`` is ``omega_.T``,
 ``random_offset_`` is ``offset_``), ``Nystroem`` -> ``Nystroem``, ``KernelRidge(alpha=)`` ->
 ``KernelRidge(lam=)``, ``Ridge(alpha=)`` -> ``RidgeRegression(lam=)``, ``SVC`` ->
-``KernelSVC``, ``LinearSVC(penalty="l2")`` -> ``PrimalSVC``. Where our API deliberately
+``KernelSVC``, ``LinearSVC(penalty="l2")`` -> ``PrimalSVC``; on sparse X, ``Ridge`` and
+``RidgeClassifier`` -> ``FeatureRidge()`` and ``FeatureRidgeClassifier()`` (φ(x) = x;
+RidgeRegression is dense-only, as its Notes say). Where our API deliberately
 differs and documents it (names, defaults, dense-only input, ``Kernel`` objects instead of
 callables), the test asserts our documented behaviour and says so; everything our docstrings
 claim to share with scikit-learn is compared against scikit-learn itself.
 """
 
+import importlib.util
 import warnings
 
+import array_api_compat
 import numpy as np
 import pytest
+import sklearn
 from numpy.testing import assert_allclose, assert_array_almost_equal, assert_array_equal
 from scipy import linalg
 from scipy.sparse import csc_matrix, csr_matrix, lil_matrix
@@ -42,7 +47,7 @@ from kernelcourse.features import (
     RankDeficiencyWarning,
 )
 from kernelcourse.kernels import KERNEL_NAMES, RBF, Linear
-from kernelcourse.ridge import KernelRidge, RidgeRegression
+from kernelcourse.ridge import FeatureRidge, FeatureRidgeClassifier, KernelRidge, RidgeRegression
 from kernelcourse.svm import KernelSVC, PrimalSVC
 
 # ---------------------------------------------------------------------------------------------
@@ -224,6 +229,50 @@ def test_nystroem_component_indices():
     assert ny.component_indices_.shape == (10,)
     assert len(np.unique(ny.component_indices_)) == 10
     assert_array_equal(ny.components_, X[ny.component_indices_])
+
+
+_ARRAY_NAMESPACES = ["array_api_strict"] + (
+    ["torch"] if importlib.util.find_spec("torch") is not None else []
+)
+
+
+@pytest.mark.parametrize("array_namespace", _ARRAY_NAMESPACES)
+@pytest.mark.parametrize("dtype_name", ["float64", "float32"])
+@pytest.mark.parametrize(
+    "kernel", ["rbf", "laplacian", "linear", "poly", "polynomial", "cosine", Linear()], ids=str
+)
+@pytest.mark.parametrize("n_components", [2, 100])
+def test_nystroem_approximation_array_api(
+    monkeypatch, array_namespace, dtype_name, kernel, n_components
+):
+    """Ports ``test_nystroem_approximation_array_api`` on the CPU (array-api-strict, and
+    PyTorch where installed), for the kernels we share with ``kernel_metrics`` and a kernel
+    object in place of a callable ("precomputed" is refused, see
+    ``test_nystroem_precomputed_kernel``): components_ and normalization_ live in X's library
+    and on its device, and the features equal the numpy fit's. m = 100 > N = 10 is clipped
+    to N with a warning, on both paths."""
+    xp = pytest.importorskip(array_namespace)
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")  # scikit-learn's switch for array_api_dispatch
+    rnd = np.random.RandomState(0)
+    X_np = rnd.uniform(size=(10, 20)).astype(dtype_name)  # full-rank linear kernel
+    X_xp = xp.asarray(X_np)
+    nystroem = Nystroem(n_components=n_components, kernel=kernel, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # m > N, clipped
+        X_np_transformed = nystroem.fit_transform(X_np)
+        with sklearn.config_context(array_api_dispatch=True):
+            X_xp_transformed = nystroem.fit_transform(X_xp)
+            for name in ("components_", "normalization_"):
+                attribute = getattr(nystroem, name)
+                assert array_api_compat.array_namespace(attribute) is (
+                    array_api_compat.array_namespace(X_xp)
+                )
+                assert array_api_compat.device(attribute) == array_api_compat.device(X_xp)
+    assert array_api_compat.array_namespace(X_xp_transformed) is (
+        array_api_compat.array_namespace(X_xp)
+    )
+    atol = 1e-4 if dtype_name == "float32" else 1e-10
+    assert_allclose(X_np_transformed, np.asarray(X_xp_transformed), atol=atol)
 
 
 @pytest.mark.parametrize("Estimator", FEATURE_MAPS, ids=lambda e: e.__name__)
@@ -502,6 +551,255 @@ def test_ridge_sample_weight_consistency(fit_intercept, data):
     a, b = fit(X, y, sw1), fit(X2, y2, sw2)
     assert_allclose(a.coef_, b.coef_)
     assert_allclose(a.intercept_, b.intercept_)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_ridge_regression_hstacked_X(fit_intercept, ols_ridge_dataset):
+    """Ports ``test_ridge_regression_hstacked_X``: λ on [X] is λ/2 on [X, X]/2, whose
+    columns are collinear (singular XᵀX for long X)."""
+    X, y, _, coef = ols_ridge_dataset
+    n_samples, n_features = X.shape
+    X = X[:, :-1]
+    X = 0.5 * np.concatenate((X, X), axis=1)
+    assert np.linalg.matrix_rank(X) <= min(n_samples, n_features - 1)
+    if fit_intercept:
+        intercept = coef[-1]
+    else:
+        X = X - X.mean(axis=0)
+        y = y - y.mean()
+        intercept = 0
+    model = RidgeRegression(lam=0.5, fit_intercept=fit_intercept).fit(X, y)
+    coef = coef[:-1]
+    assert model.intercept_ == pytest.approx(intercept)
+    assert_allclose(model.coef_, np.r_[coef, coef], atol=1e-8)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_ridge_regression_vstacked_X(fit_intercept, ols_ridge_dataset):
+    """Ports ``test_ridge_regression_vstacked_X``: λ on [X] is 2λ on every sample twice
+    (singular XXᵀ for wide X)."""
+    X, y, _, coef = ols_ridge_dataset
+    n_samples, n_features = X.shape
+    X = X[:, :-1]
+    X = np.concatenate((X, X), axis=0)
+    assert np.linalg.matrix_rank(X) <= min(n_samples, n_features)
+    y = np.r_[y, y]
+    if fit_intercept:
+        intercept = coef[-1]
+    else:
+        X = X - X.mean(axis=0)
+        y = y - y.mean()
+        intercept = 0
+    model = RidgeRegression(lam=2.0, fit_intercept=fit_intercept).fit(X, y)
+    coef = coef[:-1]
+    assert model.intercept_ == pytest.approx(intercept)
+    assert_allclose(model.coef_, coef, atol=1e-8)
+
+
+def _unpenalized_stacked(X, y, coef, fit_intercept, stack):
+    """The data of the two ``test_ridge_regression_unpenalized_*stacked_X`` tests."""
+    if fit_intercept:
+        X, intercept, coef = X[:, :-1], coef[-1], coef[:-1]
+    else:
+        intercept = 0
+    if stack == "h":
+        X, coef = 0.5 * np.concatenate((X, X), axis=1), np.r_[coef, coef]
+    else:
+        X, y = np.concatenate((X, X), axis=0), np.r_[y, y]
+    return X, y, coef, intercept
+
+
+@pytest.mark.parametrize("stack", ["h", "v"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_ridge_regression_unpenalized_stacked_X(fit_intercept, stack, ols_ridge_dataset):
+    """Ports ``test_ridge_regression_unpenalized_hstacked_X`` (stack="h") and
+    ``test_ridge_regression_unpenalized_vstacked_X`` (stack="v"): λ = 0 on [X, X]/2, or on
+    every sample twice, is OLS on X, the minimum-norm solution where the stacked system is
+    singular. That system warns with its condition number (documented) and the
+    least-squares fallback gives the minimum-norm solution, where scikit-learn skips its
+    Cholesky solver. For wide X with an intercept scikit-learn's Ridge is not minimum-norm
+    (its tests xfail there) and neither is ours: both interpolate y, which is asserted."""
+    X, y, coef, _ = ols_ridge_dataset
+    n_samples, n_features = X.shape
+    X, y, coef, intercept = _unpenalized_stacked(X, y, coef, fit_intercept, stack)
+    assert np.linalg.matrix_rank(X) <= min(n_samples, n_features)
+    singular = (stack == "h") == (n_samples > n_features)  # XᵀX, or XXᵀ when d > n
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = RidgeRegression(lam=0, fit_intercept=fit_intercept).fit(X, y)
+    warned = [w for w in caught if issubclass(w.category, linalg.LinAlgWarning)]
+    assert len(warned) == (1 if singular else 0)
+    if n_samples > n_features or not fit_intercept:
+        assert model.intercept_ == pytest.approx(intercept)
+        assert_allclose(model.coef_, coef, atol=1e-12)
+    else:
+        assert_allclose(model.predict(X), y)
+
+
+def test_primal_dual_relationship():
+    """Ports ``test_primal_dual_relationship``: the primal w = (XᵀX + λI)⁻¹Xᵀy of
+    RidgeRegression is Xᵀα with the dual α = (XXᵀ + λI)⁻¹y of the linear KernelRidge."""
+    diabetes = datasets.load_diabetes()
+    Xd, yd = diabetes.data, diabetes.target.reshape(-1, 1)
+    coef = RidgeRegression(lam=1e-2, fit_intercept=False).fit(Xd, yd).coef_
+    dual_coef = KernelRidge(kernel="linear", lam=1e-2).fit(Xd, yd).dual_coef_
+    assert_array_almost_equal(coef, (Xd.T @ dual_coef).T)
+
+
+@pytest.mark.parametrize("Estimator", [RidgeRegression, KernelRidge])
+def test_raises_value_error_if_sample_weights_greater_than_1d(Estimator):
+    """Ports ``test_raises_value_error_if_sample_weights_greater_than_1d`` (for KernelRidge
+    too): 1-D and scalar weights fit, a column or a row of weights is a ValueError naming
+    sample_weight."""
+    rng = np.random.RandomState(42)
+    for n_samples, n_features in ((2, 3), (3, 2)):
+        Xs = rng.randn(n_samples, n_features)
+        ys = rng.randn(n_samples)
+        sample_weights_ok = rng.randn(n_samples) ** 2 + 1
+        model = Estimator(lam=1)
+        for sw in (sample_weights_ok, 1.0, 2.0):
+            model.fit(Xs, ys, sw)
+        for sw in (sample_weights_ok[:, np.newaxis], sample_weights_ok[np.newaxis, :]):
+            with pytest.raises(ValueError, match="sample_weight.*1D array or scalar"):
+                model.fit(Xs, ys, sw)
+
+
+@pytest.mark.parametrize("alpha", [1e-16, 1e16], ids=["zero_alpha", "inf_alpha"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("X_shape", [(100, 50), (50, 100)], ids=["tall", "wide"])
+def test_regularization_limits_ridge(alpha, fit_intercept, X_shape):
+    """Ports ``test_regularization_limits_ridge`` on dense X (sparse X: see
+    ``test_sparse_design_with_sample_weights``): λ → 0 is LinearRegression (the minimum-norm
+    solution for wide X), λ → ∞ gives w = 0 and the mean of y as intercept."""
+    n_samples, n_features = X_shape
+    Xl, yl = make_regression(
+        n_samples=n_samples, n_features=n_features, noise=0, bias=10, random_state=42
+    )
+    if np.isclose(alpha, 0):
+        ols = LinearRegression(fit_intercept=fit_intercept).fit(Xl, yl)
+        expected_coef, expected_intercept = ols.coef_, ols.intercept_
+    else:
+        expected_coef = np.zeros(n_features)
+        expected_intercept = np.mean(yl) if fit_intercept else 0.0
+    ridge = RidgeRegression(lam=alpha, fit_intercept=fit_intercept).fit(Xl, yl)
+    assert_allclose(ridge.coef_, expected_coef, atol=1e-10)
+    assert_allclose(ridge.intercept_, expected_intercept, atol=1e-10)
+
+
+@pytest.mark.parametrize("Estimator", [RidgeRegression, KernelRidge])
+def test_ridge_individual_penalties(Estimator):
+    """Ports ``test_ridge_individual_penalties``. Deliberate, documented difference (Notes of
+    RidgeRegression and KernelRidge): λ is one number for all targets, and an array is
+    refused by parameter validation naming lam; fitting each target with its own λ, the
+    documented route, gives scikit-learn's ``alpha=penalties`` solution."""
+    rng = np.random.RandomState(42)
+    n_samples, n_features, n_targets = 20, 10, 5
+    Xp = rng.randn(n_samples, n_features)
+    yp = rng.randn(n_samples, n_targets)
+    penalties = np.arange(n_targets)
+    kwargs = {"kernel": "linear"} if Estimator is KernelRidge else {"fit_intercept": True}
+    ref = Ridge(alpha=penalties, tol=1e-12, fit_intercept=Estimator is RidgeRegression)
+    ref_pred = ref.fit(Xp, yp).predict(Xp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linalg.LinAlgWarning)  # λ = 0 on 20 samples, 10 features
+        pred = np.column_stack(
+            [
+                Estimator(lam=lam, **kwargs).fit(Xp, target).predict(Xp)
+                for lam, target in zip(penalties, yp.T, strict=True)
+            ]
+        )
+    assert_array_almost_equal(pred, ref_pred)
+    with pytest.raises(ValueError, match="lam"):
+        Estimator(lam=penalties, **kwargs).fit(Xp, yp)
+
+
+def test_ridge_sag_with_X_fortran():
+    """Ports ``test_ridge_sag_with_X_fortran``: a Fortran-ordered, strided X (no solver
+    choice here) fits, to the solution of its C-ordered copy."""
+    Xf, yf = make_regression(random_state=42)
+    Xf = np.asfortranarray(Xf)[::2, :]
+    yf = yf[::2]
+    model = RidgeRegression().fit(Xf, yf)
+    ref = RidgeRegression().fit(np.ascontiguousarray(Xf), yf)
+    assert_allclose(model.coef_, ref.coef_, rtol=1e-12)
+    assert model.intercept_ == pytest.approx(ref.intercept_, rel=1e-12)
+
+
+def test_dtype_match_cholesky():
+    """Ports ``test_dtype_match_cholesky`` (two targets; one λ for both, see
+    ``test_ridge_individual_penalties``). Deliberate, documented difference (Notes of
+    RidgeRegression): coef_ and predictions are float64 for float32 input too; the float32
+    fit agrees with the float64 one to 5 decimals."""
+    rng = np.random.RandomState(0)
+    X_64 = rng.randn(6, 7)
+    y_64 = rng.randn(6, 2)
+    X_32, y_32 = X_64.astype(np.float32), y_64.astype(np.float32)
+    ridge_32 = RidgeRegression(lam=0.5).fit(X_32, y_32)
+    ridge_64 = RidgeRegression(lam=0.5).fit(X_64, y_64)
+    assert ridge_32.coef_.dtype == ridge_64.coef_.dtype == np.float64
+    assert ridge_32.predict(X_32).dtype == ridge_64.predict(X_64).dtype == np.float64
+    assert_array_almost_equal(ridge_32.coef_, ridge_64.coef_, decimal=5)
+
+
+def test_ridge_regression_dtype_stability():
+    """Ports ``test_ridge_regression_dtype_stability`` (its ``ridge_regression`` function is
+    RidgeRegression(fit_intercept=False) here). Deliberate, documented difference (Notes of
+    RidgeRegression): the result is float64 for float32 input; it agrees with the float64
+    fit to 1e-5."""
+    rng = np.random.RandomState(0)
+    Xs = rng.randn(6, 5)
+    ys = Xs @ rng.randn(5) + 0.01 * rng.randn(6)
+    coefs = {
+        dtype: RidgeRegression(lam=1.0, fit_intercept=False)
+        .fit(Xs.astype(dtype), ys.astype(dtype))
+        .coef_
+        for dtype in (np.float32, np.float64)
+    }
+    assert coefs[np.float32].dtype == coefs[np.float64].dtype == np.float64
+    assert_allclose(coefs[np.float32], coefs[np.float64], atol=1e-5)
+
+
+@pytest.mark.parametrize("n_samples,n_features", [(2, 3), (3, 2)])
+@pytest.mark.parametrize("container", [csr_matrix, csc_matrix, lil_matrix])
+def test_sparse_design_with_sample_weights(n_samples, n_features, container):
+    """Ports ``test_sparse_design_with_sample_weights``. Deliberate, documented difference
+    (Notes of RidgeRegression): RidgeRegression takes dense X and refuses sparse X with a
+    TypeError that says how to convert it; FeatureRidge() (φ(x) = x), the documented route
+    for sparse X, fits it with the weights to the dense solution."""
+    rng = np.random.RandomState(42)
+    Xs = rng.randn(n_samples, n_features)
+    ys = rng.randn(n_samples)
+    sample_weights = rng.randn(n_samples) ** 2 + 1
+    with pytest.raises(TypeError, match=r"X.*toarray"):
+        RidgeRegression(lam=1.0, fit_intercept=False).fit(container(Xs), ys, sample_weights)
+    sparse_ridge = FeatureRidge(lam=1.0, fit_intercept=False, tol=1e-12)
+    sparse_ridge.fit(container(Xs), ys, sample_weight=sample_weights)
+    dense_ridge = RidgeRegression(lam=1.0, fit_intercept=False)
+    dense_ridge.fit(Xs, ys, sample_weight=sample_weights)
+    assert_array_almost_equal(sparse_ridge.coef_, dense_ridge.coef_, decimal=6)
+
+
+@pytest.mark.parametrize("container", [csr_matrix, csc_matrix])
+def test_dense_sparse(container):
+    """Ports ``test_dense_sparse`` for its Ridge and RidgeClassifier parts (the RidgeCV and
+    LOO parts have no counterpart): on sparse X, FeatureRidge() and FeatureRidgeClassifier()
+    (φ(x) = x; RidgeRegression is dense-only, documented) give the dense fit's score, the
+    shapes of two targets and of three classes, and > 79 % accuracy on iris."""
+    diabetes = datasets.load_diabetes()
+    Xd, yd = diabetes.data, diabetes.target
+    dense = RidgeRegression(fit_intercept=False).fit(Xd, yd)
+    sparse = FeatureRidge().fit(container(Xd), yd)
+    assert_array_almost_equal(sparse.score(container(Xd), yd), dense.score(Xd, yd), decimal=3)
+    Yd = np.vstack((yd, yd)).T
+    multi = FeatureRidge().fit(container(Xd), Yd)
+    assert multi.coef_.shape == (2, Xd.shape[1])
+    assert_array_almost_equal(
+        multi.predict(container(Xd)), np.vstack([sparse.predict(container(Xd))] * 2).T, 3
+    )
+    iris = datasets.load_iris()
+    clf = FeatureRidgeClassifier().fit(container(iris.data), iris.target)
+    assert clf.coef_.shape == (3, iris.data.shape[1])
+    assert np.mean(clf.predict(container(iris.data)) == iris.target) > 0.79
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1090,3 +1388,15 @@ def test_linearsvm_liblinear_sample_weight(loss):
     with_weight = clone(base).fit(X2, y2, sample_weight=sample_weight)
     for method in ("predict", "decision_function"):
         assert_allclose(getattr(no_weight, method)(Xw), getattr(with_weight, method)(Xw), rtol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+def test_linearsvc_verbose(loss, capsys):
+    """Ports ``test_linearsvc_verbose``: verbose=1 fits and reports its progress on standard
+    output (scikit-learn's test only redirects it), ending with the iteration count."""
+    clf = PrimalSVC(loss=loss, verbose=1, random_state=0).fit(X, Y)
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "PrimalSVC.fit" in out
+    assert f"done: {clf.n_iter_} iterations" in out
+    assert_array_equal(clf.predict(T), true_result)
