@@ -33,6 +33,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ._validation import check_positive
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
 from .scale import NystroemKRR, ProgressPrinter, _is_fitted
@@ -200,8 +201,8 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Accumulate the sufficient statistics over the chunks of X and solve for w."""
-        if not (isinstance(self.lam, float | int) and 0 < self.lam < np.inf):
-            raise ValueError(f"lam must be a number > 0, got {self.lam!r}.")
+        # a numpy scalar is a number too, and True is not one
+        lam = check_positive(self.lam, "lam")
         X, Y, single = _check_rows(X, y)
         first = X.blocks[0].compute()
         if self.features is None:
@@ -231,7 +232,7 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
             zbar, ybar = np.zeros_like(zbar), np.zeros_like(ybar)
         G = S[:D, :D] - n * np.outer(zbar, zbar)
         c = S[:D, D + 1 :] - n * np.outer(zbar, ybar)
-        G[np.diag_indices_from(G)] += self.lam
+        G[np.diag_indices_from(G)] += lam
         W = linalg.solve(G, c, assume_a="pos")
         b = ybar - zbar @ W
         self.n_samples_seen_ = int(round(n))

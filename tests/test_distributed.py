@@ -84,8 +84,21 @@ def test_bad_inputs_are_named(client):
         DaskFeatureRidge().fit(X, y)
     with pytest.raises(ValueError, match="y must have shape"):
         DaskNystroemKRR(n_components=5).fit(da.from_array(X), da.from_array(y[:10]))
-    with pytest.raises(ValueError, match="lam must be a number > 0"):
+    with pytest.raises(ValueError, match="lam must be a finite number > 0"):
         DaskFeatureRidge(lam=0).fit(da.from_array(X), y)
+
+
+def test_feature_ridge_lam_takes_numpy_scalars_and_refuses_bools():
+    # lam=np.float32(1.0) was refused as "not a number > 0" while lam=True fitted with λ = 1
+    X, y = data(n=60)
+    dx = da.from_array(X, chunks=20)
+    features = RandomFourierFeatures(n_components=10, random_state=0)
+    ref = DaskFeatureRidge(features, lam=1.0).fit(dx, y)
+    for lam in (np.float32(1.0), np.int64(1), np.array(1.0)[()]):
+        model = DaskFeatureRidge(features, lam=lam).fit(dx, y)
+        np.testing.assert_allclose(model.coef_, ref.coef_)
+    with pytest.raises(TypeError, match="lam must be a real number, got True"):
+        DaskFeatureRidge(features, lam=True).fit(dx, y)
 
 
 @pytest.mark.parametrize("Est", [DaskFeatureRidge, DaskNystroemKRR])
