@@ -854,6 +854,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
       coef0 = 0; the lectures' examples are quadratic, and :math:`c_0 \ge 0` keeps the
       kernel positive semidefinite.
     * the default step limit is 100 n (LIBSVM's rule without its 10⁷ floor), with a warning.
+    * no probability estimates: there is no ``probability`` parameter and no
+      ``predict_proba`` (``SVC`` fits Platt's sigmoid by an internal cross-validation);
+      ``sklearn.calibration.CalibratedClassifierCV(KernelSVC())`` gives them from
+      :meth:`decision_function`.
     * with ``kernel="precomputed"``, ``support_vectors_`` has one empty row per support vector,
       shape (n_SV, 0), where ``SVC`` gives (0, 0): its length is the number of support
       vectors, ``n_support_.sum()``, whatever the kernel.
