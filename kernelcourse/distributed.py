@@ -28,7 +28,6 @@ import copy
 import math
 
 import numpy as np
-from scipy import linalg
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -36,6 +35,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._validation import check_positive
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
+from .ridge import solve_regularized_psd
 from .scale import NystroemKRR, ProgressPrinter, _is_fitted
 from .solvers import FalkonPreconditioner, falkon_solve, gram_factor_update, warn_unconverged
 
@@ -232,8 +232,9 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
             zbar, ybar = np.zeros_like(zbar), np.zeros_like(ybar)
         G = S[:D, :D] - n * np.outer(zbar, zbar)
         c = S[:D, D + 1 :] - n * np.outer(zbar, ybar)
-        G[np.diag_indices_from(G)] += lam
-        W = linalg.solve(G, c, assume_a="pos")
+        # as in StreamingFeatureRidge: a numerically singular Z_cᵀZ_c + λI (more features
+        # than rows, tiny λ) warns and gets the least-squares solution
+        W = solve_regularized_psd(G, c, lam, name="Z_cᵀZ_c")
         b = ybar - zbar @ W
         self.n_samples_seen_ = int(round(n))
         self.n_features_in_ = X.shape[1]

@@ -3,6 +3,7 @@ the in-memory estimators."""
 
 import numpy as np
 import pytest
+from scipy.linalg import LinAlgWarning
 
 from kernelcourse.features import Nystroem, RandomFourierFeatures
 from kernelcourse.scale import NystroemKRR, StreamingFeatureRidge
@@ -99,6 +100,20 @@ def test_feature_ridge_lam_takes_numpy_scalars_and_refuses_bools():
         np.testing.assert_allclose(model.coef_, ref.coef_)
     with pytest.raises(TypeError, match="lam must be a real number, got True"):
         DaskFeatureRidge(features, lam=True).fit(dx, y)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_feature_ridge_singular_system_warns_as_streaming(fit_intercept):
+    # more features than rows and a tiny λ: scipy's "A singular matrix detected" came out of
+    # the solve; now it warns and agrees with StreamingFeatureRidge's least-squares solution
+    X, y = data(n=30)
+    features = RandomFourierFeatures(n_components=100, random_state=0).fit(X)
+    kw = dict(lam=1e-300, fit_intercept=fit_intercept)
+    with pytest.warns(LinAlgWarning, match="not numerically positive definite"):
+        model = DaskFeatureRidge(features, **kw).fit(da.from_array(X, chunks=10), y)
+    with pytest.warns(LinAlgWarning, match="not numerically positive definite"):
+        ref = StreamingFeatureRidge(features, block_size=10, **kw).fit(X, y)
+    np.testing.assert_allclose(model.predict(da.from_array(X)).compute(), ref.predict(X))
 
 
 @pytest.mark.parametrize("Est", [DaskFeatureRidge, DaskNystroemKRR])
