@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_positive
+from ._validation import check_count, check_positive
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
 from .ridge import solve_regularized_psd
@@ -315,7 +315,7 @@ class DaskNystroemKRR(NystroemKRR):
         n, d = X.shape
         self._single_output = single
         self.n_features_in_ = d
-        M = self.n_components
+        M = check_count(self.n_components, "n_components")  # True reached rng.choice
         if M > n:
             import warnings
 
@@ -326,7 +326,10 @@ class DaskNystroemKRR(NystroemKRR):
             )
             M = n
         rng = check_random_state(self.random_state)
-        idx = np.sort(rng.choice(n, size=M, replace=False))
+        # NystroemKRR's draw, repeated rows replaced (only the candidate rows are computed):
+        # the same centres as in memory, and no repeated centre to make K_MM singular
+        idx = self._choose_centers(X, M, rng, lambda i: np.asarray(X[i].compute()))
+        M = len(idx)
         kernel = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
         centers = np.asarray(X[idx].compute())
         y_mean = Y.mean(axis=0).compute()

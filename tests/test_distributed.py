@@ -116,6 +116,25 @@ def test_feature_ridge_singular_system_warns_as_streaming(fit_intercept):
     np.testing.assert_allclose(model.predict(da.from_array(X)).compute(), ref.predict(X))
 
 
+def test_falkon_centres_as_in_memory_for_repeated_rows():
+    # the dask fit drew repeated rows as centres (K_MM singular) where NystroemKRR replaces
+    # them, so "the same centres" did not hold; n_components=True failed inside numpy
+    X, y = data(n=60)
+    X = np.repeat(X[:8], 8, axis=0)[:60]
+    kw = dict(gamma=0.5, lam=1e-3, n_components=12, random_state=0)
+    with pytest.warns(UserWarning, match="only 8 distinct rows"):
+        model = DaskNystroemKRR(**kw).fit(da.from_array(X, chunks=20), da.from_array(y, 20))
+    with pytest.warns(UserWarning, match="only 8 distinct rows"):
+        ref = NystroemKRR(**kw).fit(X, y)
+    np.testing.assert_array_equal(model.center_indices_, ref.center_indices_)
+    assert model.n_components_ == 8
+    np.testing.assert_allclose(
+        model.predict(da.from_array(X)).compute(), ref.predict(X), rtol=1e-6, atol=1e-7
+    )
+    with pytest.raises(TypeError, match="n_components must be an integer, got True"):
+        DaskNystroemKRR(n_components=True).fit(da.from_array(X), da.from_array(y))
+
+
 @pytest.mark.parametrize("Est", [DaskFeatureRidge, DaskNystroemKRR])
 def test_bad_targets_and_shapes_are_named(Est):
     # NaN in y reached the solver ("array must not contain infs or NaNs"), a string y failed
