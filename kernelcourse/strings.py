@@ -425,10 +425,17 @@ class StringProduct(StringKernel, Product):
     def _features(self, X):
         F1, F2 = self.k1._features(X).tocsr(), self.k2._features(X).tocsr()
         D2 = F2.shape[1]
+        if F1.shape[1] * D2 >= 2**62:
+            raise ValueError(
+                f"the product's feature map has {F1.shape[1]} × {D2} = {F1.shape[1] * D2:.3g} "
+                "coordinates, beyond the int64 k-mer indices; use smaller k (its Gram "
+                "matrix, kernel(X), needs no feature map)."
+            )
         rows, cols, vals = [], [], []
         for i in range(len(X)):
             a, b = F1[i], F2[i]
-            c = (a.indices[:, None] * D2 + b.indices[None, :]).ravel()
+            # int64: scipy's int32 indices times D2 wrapped to negative columns from 2³¹ on
+            c = (a.indices.astype(np.int64)[:, None] * D2 + b.indices[None, :]).ravel()
             v = (a.data[:, None] * b.data[None, :]).ravel()
             rows.append(np.full(len(c), i))
             cols.append(c)

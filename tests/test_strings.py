@@ -11,6 +11,7 @@ from kernelcourse.strings import (
     Normalized,
     SpectrumKernel,
     WeightedDegreeKernel,
+    _sparse_gram,
     normalize,
     planted_motif_sequences,
     string_exp,
@@ -78,6 +79,18 @@ def test_construction_rules_stay_psd_with_sparse_maps():
         F = kern.feature_map(seqs)
         np.testing.assert_allclose((F @ F.T).toarray(), kern(seqs), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(np.diag(normalize(s)(seqs)), 1.0)
+
+
+def test_product_feature_map_of_large_maps():
+    # 4¹⁰ × 4¹⁰ columns: the int32 column indices wrapped around (scipy: "negative axis 1
+    # index"), and 4²⁰ × 4²⁰ overflowed Python's conversion to a C long
+    kern = SpectrumKernel(10) * SpectrumKernel(10)
+    seqs, _ = planted_motif_sequences(3, length=30, random_state=0)
+    F = kern.feature_map(seqs)
+    assert F.shape == (6, 4**20) and F.indices.min() >= 0
+    np.testing.assert_array_equal(_sparse_gram(F), kern(seqs))  # F Fᵀ on the used columns
+    with pytest.raises(ValueError, match="beyond the int64 k-mer indices"):
+        (SpectrumKernel(20) * SpectrumKernel(20)).feature_map(seqs)
 
 
 def test_unknown_characters_policy():
