@@ -43,6 +43,7 @@ from .kernels import (
     Scaled,
     Sum,
     _overflow_error,
+    _power_of_two_scale,
     _refine_near_pairs,
 )
 
@@ -63,12 +64,10 @@ def _centred(X, Z, xp):
     c = xp.mean(Z, axis=0)
     X, Z = X - c, Z - c
     big = max(float(xp.max(xp.abs(X))), float(xp.max(xp.abs(Z))))
-    # a quarter of the dtype's exponent range, the numpy path's 2**250 in float64
-    safe = 2.0 ** (math.frexp(float(xp.finfo(X.dtype).max))[1] // 4 - 6)
-    if not big > safe:
+    s = _power_of_two_scale(big, np.float32 if X.dtype == xp.float32 else np.float64)
+    if s == 1.0:
         return X, Z, 1.0
-    s = math.ldexp(1.0, math.frexp(big)[1] - 1)  # a power of two: the division is exact
-    return X / s, Z / s, s
+    return X / s, Z / s, s  # a power of two: the division is exact
 
 
 def _squared_distances(X, Y, xp, *, curvature=None):
@@ -159,25 +158,30 @@ def _gram_block(kernel, X, Y, xp):
             X, Z, gamma = X * root[None, :], Z * root[None, :], 1.0
         # −γ‖x − y‖² = 2γ xᵀy − γ‖x‖² − γ‖y‖² on centred rows, clipped at 0 against round-off
         X, Z, s = _centred(X, Z, xp)
+        # −γ s² ‖x̃ − ỹ‖²: γ s² is formed in float64, since in float32 γ alone can be out of
+        # range where the product is not (data at 1e-20 with γ = 1/(d·variance) = 1e39).
+        # Only beyond the range (K is then 0 off duplicates) is E multiplied by s afterwards,
+        # twice, so that 0 stays 0; the exponent of the other entries is then −inf.
+        g, after = gamma * s * s, 1.0
+        if not g <= float(xp.finfo(X.dtype).max):
+            g, after = gamma, s
         E = X @ Z.T
-        E *= 2.0 * gamma
-        hx, hz = gamma * _sq_norms(X, xp), gamma * _sq_norms(Z, xp)
+        E *= 2.0 * g
+        hx, hz = g * _sq_norms(X, xp), g * _sq_norms(Z, xp)
         E -= hx[:, None]
         E -= hz[None, :]
         top = float(xp.max(hx)) + float(xp.max(hz))
         eps = float(xp.finfo(E.dtype).eps)
-        if eps * top * s * s > math.sqrt(eps):
+        if eps * top * after * after > math.sqrt(eps):
             # the expansion's error in the exponent, a few ε·γ(‖x‖² + ‖y‖²), is then beyond
             # √ε (γ = 1e15 on data of spread 10, where K is I, gave a diagonal of 1e-28).
             # Below it the pass is not worth its cost on a GPU (half a block's time), unlike
             # on numpy, which refines from an error of ~50ε.
-            E = _refine_near_pairs(E, X, Z, -gamma, 64 * eps * top, xp)
-        if s != 1.0:
-            # −γ s² ‖x̃ − ỹ‖², multiplied by s twice so that 0 stays 0; beyond the float
-            # range the exponent is −inf and the entry 0
+            E = _refine_near_pairs(E, X, Z, -g, 64 * eps * top, xp)
+        if after != 1.0:
             with np.errstate(over="ignore"):
-                E *= s
-                E *= s
+                E *= after
+                E *= after
         return aa.exp_nonpositive(E, xp)
     if isinstance(kernel, Laplacian):
         # ℓ₁ distances one feature at a time: two n × m arrays instead of an n × m × d one

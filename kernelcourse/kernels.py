@@ -258,10 +258,21 @@ def _params_equal(a, b):
 
 # -- distances ------------------------------------------------------------------------------------
 def _square_safe(dtype):
-    """Beyond this magnitude a squared norm in ``dtype`` may overflow, and centred inputs are
-    scaled down first: a quarter of the exponent range, 2**250 in float64 and 2**26 in
-    float32 (whose squares overflow from 1.8e19 on)."""
+    """Beyond this magnitude a squared norm in ``dtype`` may overflow, and below its inverse
+    it may underflow: centred inputs outside are scaled by a power of two first. A quarter
+    of the exponent range, 2**250 in float64 and 2**26 in float32 (whose squares overflow
+    from 1.8e19 on and leave the normal range below 1.1e-19)."""
     return 2.0 ** (np.finfo(dtype).maxexp // 4 - 6)
+
+
+def _power_of_two_scale(big, dtype):
+    """The power of two s that centred inputs of largest magnitude ``big`` are divided by
+    before squaring (:func:`_square_safe`), 1.0 where they need none. s is at least the
+    smallest normal number of ``dtype``, so that dividing by it is exact there too."""
+    safe = _square_safe(dtype)
+    if big > safe or 0.0 < big < 1.0 / safe:
+        return max(math.ldexp(1.0, math.frexp(big)[1] - 1), float(np.finfo(dtype).tiny))
+    return 1.0
 
 
 def centre_and_scale(X, Y=None):
@@ -272,8 +283,8 @@ def centre_and_scale(X, Y=None):
     origin (timestamps, coordinates in metres). Centring first keeps its round-off at the
     scale of the data's spread. c is the mean of Y (of X when ``Y is None``), rounded to the
     inputs' dtype: any common vector is exact, and rows near c are moved without round-off.
-    When the centred data are so large that their squares overflow, they are divided by a
-    power of two s (exact); then ‖x − y‖ = s ‖x̃ − ỹ‖.
+    When the centred data are so large that their squares overflow, or so small that they
+    underflow, they are divided by a power of two s (exact); then ‖x − y‖ = s ‖x̃ − ỹ‖.
 
     Returns
     -------
@@ -286,9 +297,8 @@ def centre_and_scale(X, Y=None):
     big = float(np.abs(Xc).max())
     if Yc is not None:
         big = max(big, float(np.abs(Yc).max()))
-    s = 1.0
-    if big > _square_safe(Xc.dtype):
-        s = math.ldexp(1.0, math.frexp(big)[1] - 1)  # 2**(e-1) <= big < 2**e, finite
+    s = _power_of_two_scale(big, Xc.dtype)  # 2**(e-1) <= big < 2**e
+    if s != 1.0:
         Xc /= s
         if Yc is not None:
             Yc /= s
@@ -522,7 +532,7 @@ class RBF(Kernel):
             return super()._against(Y)
         c = Y.mean(axis=0, dtype=np.float64).astype(Y.dtype)
         Yc = Y - c
-        if float(np.abs(Yc).max(initial=0.0)) > _square_safe(Yc.dtype):
+        if _power_of_two_scale(float(np.abs(Yc).max(initial=0.0)), Yc.dtype) != 1.0:
             return super()._against(Y)
         g = self.gamma
         with np.errstate(over="ignore", invalid="ignore"):

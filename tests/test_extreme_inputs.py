@@ -368,6 +368,38 @@ def test_near_pairs_of_duplicated_data_are_recomputed_in_bounded_memory(library,
     np.testing.assert_allclose(K[~same], k(X[:1], X[-1:])[0, 0], rtol=1e-12)
 
 
+@pytest.mark.parametrize("library", ["numpy", "array_api_strict"])
+@pytest.mark.parametrize(
+    "dtype,scale",
+    [(np.float64, 1e-200), (np.float64, 1e200), (np.float32, 1e-20), (np.float32, 1e-30)]
+    + [(np.float32, 1e20), (np.float32, 1e30)],
+)
+def test_shift_invariant_kernels_are_scale_free_at_any_magnitude(library, dtype, scale):
+    # K(c·x, c·y) with length c·ℓ (γ/c² for the RBF) is K(x, y): the squares of data at
+    # 1e-200 (1e-20 in float32) underflowed, and Matérn was 1 everywhere; float32 data at
+    # 1e20 raised "overflows"; and γ = 3e39, beyond float32, was inf on the array-API path
+    from kernelcourse import devices
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    pairs = [(kn.Matern(nu, length_scale=scale), kn.Matern(nu)) for nu in (0.5, 1.5, 2.5)]
+    if 1e-300 < 0.3 / scale / scale < 1e300:  # γ itself in float64's range
+        pairs.append((kn.RBF(0.3 / scale / scale), kn.RBF(0.3)))
+    Xs = (scale * X).astype(dtype)
+    if library == "numpy":
+        gram = None
+    else:
+        xp = pytest.importorskip(library)
+
+        def gram(k):
+            return np.asarray(devices.gram_block(k, xp.asarray(Xs), xp=xp))
+
+    atol = 1e-13 if dtype == np.float64 else 1e-5
+    for scaled, unit in pairs:
+        K = scaled(Xs) if gram is None else gram(scaled)
+        assert K.dtype == dtype
+        np.testing.assert_allclose(K, unit(X), atol=atol, err_msg=repr(scaled))
+
+
 def test_array_api_cosine_block_of_huge_rows():
     # ‖x‖² of rows beyond 1e154 overflowed: the normalised rows, and the block, were 0
     xp = pytest.importorskip("array_api_strict")
