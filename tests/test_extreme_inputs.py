@@ -337,6 +337,17 @@ def test_array_api_matern_block_recomputes_near_pairs(nu, scale):
     np.testing.assert_allclose(np.asarray(K), k(X, X), rtol=1e-12, atol=1e-14)
 
 
+def _gram_by(library):
+    """K(X, X) as a numpy array, by the kernel itself ("numpy") or by the array-API path on
+    the named library."""
+    if library == "numpy":
+        return lambda k, X: k(X)
+    xp = pytest.importorskip(library)
+    from kernelcourse import devices
+
+    return lambda k, X: np.asarray(devices.gram_block(k, xp.asarray(X), xp=xp))
+
+
 @pytest.mark.parametrize("library", ["numpy", "array_api_strict"])
 def test_near_pairs_of_duplicated_data_are_recomputed_in_bounded_memory(library, monkeypatch):
     # two points repeated 200 times each: 80 000 of the block's pairs are near. The device
@@ -344,22 +355,13 @@ def test_near_pairs_of_duplicated_data_are_recomputed_in_bounded_memory(library,
     # dimension 200
     import tracemalloc
 
-    from kernelcourse import devices
-
+    gram = _gram_by(library)
     monkeypatch.setattr(kn, "_NEAR_PAIR_CHUNK", 4096)
     rng = np.random.default_rng(0)
     X = np.repeat(rng.normal(size=(2, 64)), 200, axis=0)
     k = kn.Matern(nu=0.5)
-    if library == "numpy":
-        gram = k
-    else:
-        xp = pytest.importorskip(library)
-
-        def gram(X):
-            return np.asarray(devices.gram_block(k, xp.asarray(X), xp=xp))
-
     tracemalloc.start()
-    K = gram(X)
+    K = gram(k, X)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 20 * 2**20  # all differences at once: 80 000 × 64 floats, 41 MB each
@@ -378,24 +380,15 @@ def test_shift_invariant_kernels_are_scale_free_at_any_magnitude(library, dtype,
     # K(c·x, c·y) with length c·ℓ (γ/c² for the RBF) is K(x, y): the squares of data at
     # 1e-200 (1e-20 in float32) underflowed, and Matérn was 1 everywhere; float32 data at
     # 1e20 raised "overflows"; and γ = 3e39, beyond float32, was inf on the array-API path
-    from kernelcourse import devices
-
+    gram = _gram_by(library)
     X = np.random.default_rng(0).normal(size=(20, 3))
     pairs = [(kn.Matern(nu, length_scale=scale), kn.Matern(nu)) for nu in (0.5, 1.5, 2.5)]
     if 1e-300 < 0.3 / scale / scale < 1e300:  # γ itself in float64's range
         pairs.append((kn.RBF(0.3 / scale / scale), kn.RBF(0.3)))
     Xs = (scale * X).astype(dtype)
-    if library == "numpy":
-        gram = None
-    else:
-        xp = pytest.importorskip(library)
-
-        def gram(k):
-            return np.asarray(devices.gram_block(k, xp.asarray(Xs), xp=xp))
-
     atol = 1e-13 if dtype == np.float64 else 1e-5
     for scaled, unit in pairs:
-        K = scaled(Xs) if gram is None else gram(scaled)
+        K = gram(scaled, Xs)
         assert K.dtype == dtype
         np.testing.assert_allclose(K, unit(X), atol=atol, err_msg=repr(scaled))
 
