@@ -512,6 +512,8 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     # (a matrix with no positive diagonal entry is not PSD; 1 then sets the scale)
     top = float(xp.max(xp.linalg.diagonal(A))) if M else 0.0
     shift = eps * M * (top if top > 0 else 1.0)
+    if shift == 0.0:  # A of subnormal scale (1e-320): the product underflowed, and 100ᵏ·0 = 0
+        shift = float(np.nextafter(0.0, 1.0))
     added = 0.0
     for _ in range(max_tries):
         B = aa.add_to_diagonal(A, shift - added, xp)

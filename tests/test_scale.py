@@ -129,6 +129,25 @@ def test_cholesky_jitter_takes_huge_finite_entries():
         cholesky_jitter(A)
 
 
+def test_cholesky_jitter_of_a_subnormal_matrix():
+    # ε·M·max Aᵢᵢ underflowed to a shift of 0 that no power of 100 could grow: a PSD matrix of
+    # order 1e-320 was "not positive definite even after adding 0.0e+00·I" (NystroemKRR with
+    # the linear kernel on data of order 1e-160)
+    from kernelcourse.solvers import cholesky_jitter
+
+    A = 1e-320 * np.ones((3, 3))
+    T, shift = cholesky_jitter(A.copy())
+    assert 0 < shift < 1e-300
+    np.testing.assert_allclose(T.T @ T, A + shift * np.eye(3), rtol=0, atol=1e-322)
+    X, y = data(n=50)
+    for scale in (1e-150, 1e-160):  # K ~ 1e-300 and ~ 1e-320: λ dominates, f = ȳ
+        model = NystroemKRR(kernel="linear", n_components=10, random_state=0)
+        with warnings.catch_warnings():  # subnormal K carries few bits: CG may say it drifted
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            pred = model.fit(X * scale, y).predict(X[:5] * scale)
+        np.testing.assert_allclose(pred, y.mean(), rtol=1e-10)
+
+
 def test_preconditioner_reduces_iterations():
     X, y = data(n=400)
     common = dict(gamma=0.2, lam=1e-5, n_components=80, max_iter=2000, tol=1e-8, random_state=0)
