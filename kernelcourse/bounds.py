@@ -81,7 +81,9 @@ def _check_count(D, name="D", integer=False):
         raise ValueError(f"{name} must be {what} >= 1, got {D!r}.")
     if integer and D != math.floor(D):
         raise ValueError(f"{name} must be an integer >= 1 (a dimension), got {D!r}.")
-    if D > _FLOAT_MAX:  # an integer such as 10**400: float(D) would raise OverflowError
+    # an integer such as 10**400: float(D) would raise OverflowError (asked of integers only:
+    # np.float32(D) > _FLOAT_MAX casts the bound to float32 and warns of an overflow)
+    if isinstance(D, numbers.Integral) and D > _FLOAT_MAX:
         raise ValueError(f"{name} must be a finite number, got one beyond the float range.")
     return float(D)
 

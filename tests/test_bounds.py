@@ -118,3 +118,16 @@ def test_hoeffding_rejects_an_unknown_map(fn):
         fn(10, 0.1, map="complex")
     with pytest.raises(ValueError, match="map"):
         hoeffding_features(0.1, 0.1, map="sin")
+
+
+def test_float32_counts_do_not_warn():
+    # comparing np.float32(D) with the float64 maximum cast that maximum to float32, and
+    # numpy warned "overflow encountered in cast" (an error under the tests' filter)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert hoeffding_bound(np.float32(100.0), 0.1) == hoeffding_bound(100, 0.1)
+        assert uniform_bound(np.float32(100), 0.1, np.float32(2), 1.0, 1.0) == uniform_bound(
+            100, 0.1, 2, 1.0, 1.0
+        )
