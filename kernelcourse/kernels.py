@@ -915,7 +915,8 @@ class Cosine(Kernel):
         return Xn @ (Xn if Y is None else self._normalize(Y)).T
 
     def _diag(self, X):
-        return (np.linalg.norm(X, axis=1) > 0).astype(X.dtype)
+        # 1 for every non-zero row: its norm may underflow to 0 (rows at 1e-300)
+        return np.any(X != 0, axis=1).astype(X.dtype)
 
     def feature_dim(self, n_features):
         return n_features

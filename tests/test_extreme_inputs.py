@@ -126,6 +126,16 @@ def test_angle_kernels_scale_before_squaring():
         np.testing.assert_allclose(ArcCosine(0)(HUGE), ArcCosine(0)(HUGE / 1e200), rtol=1e-15)
 
 
+@pytest.mark.parametrize("scale", [1e-300, 1.0, 1e300])
+def test_cosine_diagonal_is_the_gram_diagonal(scale):
+    # the norm of a row at 1e-300 underflowed to 0, and diag said 0 where K(x, x) is 1
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    X[0] = 0.0
+    dtypes = [np.float64] if scale != 1.0 else [np.float64, np.float32]  # float32's range
+    for Xs in ((scale * X).astype(dtype) for dtype in dtypes):
+        np.testing.assert_allclose(kn.Cosine().diag(Xs), np.diag(kn.Cosine()(Xs)), rtol=1e-6)
+
+
 @pytest.mark.parametrize(
     "k", [ArcCosine(1), ArcCosine(2), kn.Polynomial(degree=2), kn.Linear(), kn.exp(kn.Linear())]
 )
