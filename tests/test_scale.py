@@ -404,6 +404,19 @@ def test_tol_not_reached_warns_with_the_residual():
         NystroemKRR(n_components=30, max_iter=1, tol=1e-12, random_state=0).fit(X, y)
 
 
+@pytest.mark.parametrize("scale", [1e-320, 1e-300, 1e300])
+def test_sample_weight_scale_does_not_matter(scale):
+    # subnormal weights lost their digits in K_nMᵀ S K_nM: CG "drifted" and the predictions
+    # moved by 1e-3
+    X, y = data(n=100)
+    kw = dict(gamma=0.2, lam=1e-4, n_components=20, random_state=0)
+    ref = NystroemKRR(**kw).fit(X, y).predict(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = NystroemKRR(**kw).fit(X, y, sample_weight=np.full(len(X), scale))
+    np.testing.assert_allclose(model.predict(X), ref, rtol=1e-8, atol=1e-10)
+
+
 def test_sample_weight_equals_repeating_points():
     X, y = data(n=120)
     counts = np.random.default_rng(2).integers(0, 3, size=len(X))
