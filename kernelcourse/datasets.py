@@ -121,6 +121,9 @@ def cache_dir():
 
 
 def _search_dirs(data_home):
+    if data_home is not None and not isinstance(data_home, str | os.PathLike):
+        # else pathlib's "expected str, bytes or os.PathLike object, not int", unnamed
+        raise TypeError(f"data_home must be a folder path (str or os.PathLike), got {data_home!r}.")
     first = data_home if data_home is not None else os.environ.get(DATA_ENV)
     dirs = [pathlib.Path(first)] if first else []
     return dirs + [cache_dir()]

@@ -194,6 +194,16 @@ def test_offline_error_names_file_and_variable(monkeypatch, isolated):
     assert not isolated.exists() or list(isolated.iterdir()) == []
 
 
+@pytest.mark.parametrize("data_home", [5, b"/tmp", ["/tmp"]])
+def test_data_home_of_the_wrong_type_is_named(data_home, isolated):
+    # pathlib's "expected str, bytes or os.PathLike object, not int" did not say which argument
+    for load in (ds.load_adult, ds.load_mnist, ds.load_covertype):
+        with pytest.raises(TypeError, match="data_home must be a folder path"):
+            load(data_home=data_home, download=False)
+    with pytest.raises(TypeError, match="data_home must be a folder path"):
+        next(ds.iter_covertype_chunks(data_home=data_home, download=False))
+
+
 def test_covtype_download_of_gz_member(monkeypatch, server, isolated):
     base, handler = server
     text, rows = tiny_covtype()
