@@ -500,6 +500,8 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
             A = A.astype(np.float64)
         elif A.dtype.kind != "f":
             raise TypeError(f"{name} must be a real matrix, got dtype {A.dtype}.")
+        elif not A.flags.writeable:  # the shifts go onto A's diagonal in place
+            A = A.copy()
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"{name} must be a square matrix, got shape {tuple(A.shape)}.")
     max_tries = check_count(max_tries, "max_tries")

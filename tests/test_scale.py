@@ -148,6 +148,17 @@ def test_cholesky_jitter_of_a_subnormal_matrix():
         np.testing.assert_allclose(pred, y.mean(), rtol=1e-10)
 
 
+def test_cholesky_jitter_of_a_read_only_matrix():
+    # the shift went onto A's diagonal in place: "assignment destination is read-only"
+    from kernelcourse.solvers import FalkonPreconditioner, cholesky_jitter
+
+    K = RBF(gamma=1.0)(np.linspace(0, 1, 5)[:, None])
+    K.flags.writeable = False
+    T, shift = cholesky_jitter(K)
+    np.testing.assert_allclose(T.T @ T, K + shift * np.eye(5), atol=1e-14)
+    assert FalkonPreconditioner(K, 1e-3, 10).M == 5
+
+
 def test_preconditioner_reduces_iterations():
     X, y = data(n=400)
     common = dict(gamma=0.2, lam=1e-5, n_components=80, max_iter=2000, tol=1e-8, random_state=0)
