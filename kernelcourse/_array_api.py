@@ -25,6 +25,7 @@ library:
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import array_api_compat
@@ -74,7 +75,11 @@ def namespace_of(X, *, fitted=None):
     X : array-like
     fitted : array or None
         A fitted attribute of the estimator; a ValueError explains the fix when ``X`` and the
-        fitted model live in different libraries or on different devices.
+        fitted model live in different libraries or on different devices. It opens as
+        scikit-learn's ``check_same_namespace`` does, "Inputs passed to Name.method() must use
+        the same namespace and the same device as those passed to fit()", with the public
+        method that was called read from the stack (``predict`` when ``predict`` calls
+        ``decision_function``), which scikit-learn's checks and its search estimators match.
     """
     dispatch = get_config()["array_api_dispatch"]
     x_foreign, f_foreign = _foreign(X), _foreign(fitted)
@@ -83,21 +88,50 @@ def namespace_of(X, *, fitted=None):
     if not dispatch:
         if f_foreign:
             raise ValueError(
-                f"the estimator was fitted on {_library(fitted)} arrays; call it with "
-                "sklearn.set_config(array_api_dispatch=True) and inputs of that library."
+                f"{_same_namespace_prefix()} The estimator was fitted on {_library(fitted)} "
+                "arrays; call it with sklearn.set_config(array_api_dispatch=True) and inputs "
+                "of that library."
             )
         return None
     if fitted is not None and (
         x_foreign != f_foreign or (x_foreign and _where(X) != _where(fitted))
     ):
         raise ValueError(
-            f"X is a {_library(X)} array on {_device_name(X)} but the estimator was fitted on "
-            f"{_library(fitted)} arrays on {_device_name(fitted)}; pass X in the library and "
-            "on the device used for fit (or refit)."
+            f"{_same_namespace_prefix()} X is a {_library(X)} array on {_device_name(X)} but "
+            f"the estimator was fitted on {_library(fitted)} arrays on "
+            f"{_device_name(fitted)}; pass X in the library and on the device used for fit "
+            "(or refit)."
         )
     if not x_foreign:
         return None
     return array_api_compat.array_namespace(X)
+
+
+def _same_namespace_prefix():
+    """The opening of scikit-learn's namespace-mismatch error, naming the estimator method
+    that the user called.
+
+    That method is the outermost frame, above :func:`namespace_of`'s caller, whose ``self``
+    is the same estimator and whose name is a public method of its class: private helpers
+    (``_decision``) and wrappers (scikit-learn's ``set_output`` one) are passed over, and a
+    frame of another object (a Pipeline, the user's code) ends the walk.
+    """
+    frame = sys._getframe(2)  # namespace_of's caller
+    owner = frame.f_locals.get("self")
+    called = None
+    try:
+        while frame is not None and owner is not None and frame.f_locals.get("self") is owner:
+            name = frame.f_code.co_name
+            if not name.startswith("_") and callable(getattr(type(owner), name, None)):
+                called = name
+            frame = frame.f_back
+    finally:
+        del frame  # no reference cycle through the frames
+    where = f"{type(owner).__name__}.{called}()" if called else "the estimator"
+    return (
+        f"Inputs passed to {where} must use the same namespace and the same device as those "
+        "passed to fit()."
+    )
 
 
 def _library(a):

@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import (
     check_array_api_input,
     check_array_api_input_and_values,
+    check_array_api_same_namespace,
 )
 
 from kernelcourse import _array_api as aa
@@ -194,18 +195,18 @@ def test_classifier_same_predictions(dispatch, name, device):
     assert isinstance(model.predict(Xd), np.ndarray)
 
 
+# the estimators with an array-API path, as scikit-learn's checks receive them
+ARRAY_API_ESTIMATORS = [
+    RandomFourierFeatures(n_components=20, random_state=0),
+    Nystroem(n_components=20, random_state=0),
+    KernelRidge(lam=0.1),
+    NystroemKRR(n_components=20, random_state=0),
+    NystroemKRRClassifier(n_components=20, random_state=0),
+]
+
+
 @pytest.mark.parametrize("name,device", NAMESPACES)
-@pytest.mark.parametrize(
-    "estimator",
-    [
-        RandomFourierFeatures(n_components=20, random_state=0),
-        Nystroem(n_components=20, random_state=0),
-        KernelRidge(lam=0.1),
-        NystroemKRR(n_components=20, random_state=0),
-        NystroemKRRClassifier(n_components=20, random_state=0),
-    ],
-    ids=lambda e: type(e).__name__,
-)
+@pytest.mark.parametrize("estimator", ARRAY_API_ESTIMATORS, ids=lambda e: type(e).__name__)
 def test_scikit_learn_array_api_check(monkeypatch, estimator, name, device):
     """scikit-learn's own check: attributes and outputs in the input's namespace and device,
     with the numpy path's values."""
@@ -217,17 +218,7 @@ def test_scikit_learn_array_api_check(monkeypatch, estimator, name, device):
 
 @pytest.mark.parametrize("dtype_name", ["float64", "float32"])
 @pytest.mark.parametrize("name,device", NAMESPACES)
-@pytest.mark.parametrize(
-    "estimator",
-    [
-        RandomFourierFeatures(n_components=20, random_state=0),
-        Nystroem(n_components=20, random_state=0),
-        KernelRidge(lam=0.1),
-        NystroemKRR(n_components=20, random_state=0),
-        NystroemKRRClassifier(n_components=20, random_state=0),
-    ],
-    ids=lambda e: type(e).__name__,
-)
+@pytest.mark.parametrize("estimator", ARRAY_API_ESTIMATORS, ids=lambda e: type(e).__name__)
 def test_scikit_learn_array_api_dtypes(monkeypatch, estimator, name, device, dtype_name):
     """scikit-learn's check_array_api_input, as check_estimator runs it: every fitted array
     and output has the numpy path's dtype. On float32 input, RandomFourierFeatures stored
@@ -240,6 +231,36 @@ def test_scikit_learn_array_api_dtypes(monkeypatch, estimator, name, device, dty
         device_name=device,
         dtype_name=dtype_name,
     )
+
+
+@pytest.mark.parametrize("name,device", NAMESPACES)
+@pytest.mark.parametrize("estimator", ARRAY_API_ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_scikit_learn_array_api_same_namespace(monkeypatch, estimator, name, device):
+    """scikit-learn's check_array_api_same_namespace: numpy X after a fit on another library
+    raises scikit-learn's "Inputs passed to Name.method() must use the same namespace"; ours
+    said only "X is a numpy array on cpu but the estimator was fitted on ...", which the
+    check (and GridSearchCV's rewording of it) did not recognise."""
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    check_array_api_same_namespace(
+        type(estimator).__name__, estimator, array_namespace=name, device_name=device
+    )
+
+
+def test_namespace_error_names_the_method_called_and_the_devices(dispatch):
+    X, _, labels = data(n=60)
+    model = NystroemKRRClassifier(n_components=10, random_state=0)
+    model.fit(xs.asarray(X, device=xs.Device("device1")), xs.asarray(labels))
+    # predict reaches the check through decision_function: the message names predict
+    with pytest.raises(ValueError, match=r"NystroemKRRClassifier\.predict\(\) must use the same"):
+        model.predict(xs.asarray(X))
+    with pytest.raises(ValueError, match=r"device1.*pass X in the library and on the device"):
+        model.decision_function(xs.asarray(X))
+    rff = RandomFourierFeatures(n_components=8, random_state=0).fit(xs.asarray(X))
+    with pytest.raises(ValueError, match=r"RandomFourierFeatures\.transform\(\) must use"):
+        rff.transform(X)
+    with sklearn.config_context(array_api_dispatch=False):
+        with pytest.raises(ValueError, match=r"transform\(\) must use.*array_api_dispatch=True"):
+            rff.transform(X)
 
 
 def test_numpy_input_keeps_numpy_path(dispatch):
