@@ -423,15 +423,15 @@ class _BaseNystroemKRR(BaseEstimator):
             quantity="relative residual of the preconditioned system",
             stacklevel=3,
         )
-        if np.dtype(self.dtype) == np.float32:  # on every path: the blocks are float32 there too
-            host = (lambda A: A) if xp is None else _array_api.to_numpy
-            _warn_float32_sensitivity(
-                type(self).__name__,
-                self.kernel_,
-                host(self.centers_),
-                host(self.dual_coef_),
-                host(Y),
-            )
+        host = (lambda A: A) if xp is None else _array_api.to_numpy
+        _warn_round_off_sensitivity(
+            type(self).__name__,
+            self.kernel_,
+            host(self.centers_),
+            host(self.dual_coef_),
+            host(Y),
+            np.dtype(self.dtype),
+        )
         self._finish_progress(progress)
         return self
 
@@ -550,31 +550,37 @@ class _BaseNystroemKRR(BaseEstimator):
         return out
 
 
-def _warn_float32_sensitivity(name, kernel, centers, alpha, Y, limit=0.05):
-    r"""Warn when float32 kernel blocks may have moved the predictions by more than
-    ``limit`` times the spread of the targets.
+def _warn_round_off_sensitivity(name, kernel, centers, alpha, Y, dtype, limit=0.05):
+    r"""Warn when the rounding of the kernel blocks (of ``dtype``) may have moved the
+    predictions by more than ``limit`` times the spread of the targets.
 
-    CG solves the system of the kernel rounded to float32, exactly; a prediction
-    :math:`k_x^T\alpha` with the exact kernel differs from the rounded one by up to about
-    :math:`\varepsilon_{32}\sqrt M\,\kappa\,\lVert\alpha\rVert` (κ² the largest K(c, c)).
-    That is harmless while λ keeps α small, and not where a small λ and nearly dependent
-    centres make α large."""
+    CG solves the system of the rounded kernel; a prediction :math:`k_x^T\alpha` with the
+    exact kernel differs from the rounded one by up to about
+    :math:`\varepsilon\sqrt M\,\kappa^2\lVert\alpha\rVert` (κ² the largest K(c, c), which
+    bounds every entry, ε that of the blocks' dtype). That is harmless while λ keeps α
+    small, and not where a small λ and nearly dependent centres make α large: in float32
+    at λ = 1e-7 with centres a few hundredths apart, and in float64 where λ is below the
+    kernel's round-off (a linear kernel on data of order 1e6 with λ = 1e-6), whose
+    predictions came from round-off alone."""
     Y = np.asarray(Y, dtype=np.float64).reshape(len(Y), -1)
     A = np.asarray(alpha, dtype=np.float64).reshape(len(alpha), -1)
     # α is linear in y: both in units of y's largest entry, whose square overflows from 1e154
     unit = float(np.abs(Y).max(initial=0.0)) or 1.0
     Y, A = Y / unit, A / unit
     kappa2 = float(np.max(kernel.diag(np.asarray(centers, dtype=np.float64)), initial=0.0))
-    shift = float(np.finfo(np.float32).eps) * math.sqrt(len(A) * max(kappa2, 0.0))
-    est = shift * np.linalg.norm(A, axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        est = float(np.finfo(dtype).eps) * math.sqrt(len(A)) * max(kappa2, 0.0)
+        est = est * np.linalg.norm(A, axis=0)
     spread = Y.std(axis=0)
     ratio = np.where(spread > 0, est / np.where(spread > 0, spread, 1.0), 0.0)
-    if float(ratio.max()) > limit:
+    if not float(ratio.max()) <= limit:
+        bits = np.finfo(dtype).bits
+        cure = "Use dtype=numpy.float64 or a larger lam." if bits < 64 else "Raise lam."
         warnings.warn(
-            f"{name}: with float32 kernel blocks the solution is sensitive to their rounding: "
-            f"predictions may move by up to about {float(est.max()) * unit:.2g} "
-            f"(ε₃₂·√M·κ·‖α‖), {float(ratio.max()):.0%} of the spread of the targets. "
-            "Use dtype=numpy.float64 or a larger lam.",
+            f"{name}: the solution is sensitive to the rounding of the float{bits} kernel "
+            f"blocks: predictions may move by up to about {float(est.max()) * unit:.2g} "
+            f"(ε·√M·κ²·‖α‖ with ε = {float(np.finfo(dtype).eps):.1e}), "
+            f"{float(ratio.max()):.0%} of the spread of the targets. {cure}",
             RuntimeWarning,
             stacklevel=4,
         )
@@ -624,9 +630,10 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         unprecomputed solve where :math:`K_{MM}` is nearly singular.
     dtype : numpy.float64 or numpy.float32, default=numpy.float64
         Precision of the kernel blocks; float32 halves memory and time, CG stays in float64.
-        The solve is then that of the kernel rounded to float32; a RuntimeWarning says when
-        that may move the predictions by more than 5 % of the targets' spread (a small
-        ``lam`` with nearly dependent centres makes the coefficients large).
+        The solve is then that of the kernel rounded to float32. In either dtype, a
+        RuntimeWarning says when the blocks' rounding may move the predictions by more than
+        5 % of the targets' spread (a small ``lam`` with nearly dependent centres makes the
+        coefficients large; in float64 that takes a λ below the kernel's round-off).
     random_state : int, RandomState or None
         Seeds the choice of centres.
     callback : callable or None

@@ -716,11 +716,30 @@ def test_float32_falkon_warns_when_its_rounding_moves_the_predictions(inputs, mo
     kw = dict(gamma=0.2, n_components=300, max_iter=300, tol=1e-10, random_state=0)
     with warnings.catch_warnings(), sklearn.config_context(array_api_dispatch=inputs != "numpy"):
         warnings.simplefilter("ignore", ConvergenceWarning)
-        with pytest.warns(RuntimeWarning, match=r"float32 kernel blocks .*ε₃₂·√M·κ·‖α‖"):
+        with pytest.warns(RuntimeWarning, match=r"rounding of the float32 kernel .*√M·κ²·‖α‖"):
             NystroemKRR(lam=1e-7, dtype=np.float32, **kw).fit(X, y)
         warnings.simplefilter("error", RuntimeWarning)
         NystroemKRR(lam=1e-7, dtype=np.float64, **kw).fit(X, y)  # float64: fine
         NystroemKRR(lam=1e-2, dtype=np.float32, **kw).fit(X, y)  # a larger λ: fine
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_float64_falkon_warns_when_lam_is_below_the_round_off_of_its_kernel(precompute):
+    # a linear kernel on data of order 1e6 (entries 1e12) with λ = 1e-6 and ten centres in
+    # three dimensions: the system is singular to round-off, and the precomputed fit
+    # predicted up to 6 times the targets' spread away from the same fit at scale 1, in
+    # silence (its residual is measured on the same rounded system)
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
+    kw = dict(kernel="linear", n_components=10, precompute=precompute, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(RuntimeWarning, match=r"rounding of the float64 kernel .*Raise lam"):
+            NystroemKRR(**kw).fit(1e6 * X, y)
+        warnings.simplefilter("error", RuntimeWarning)
+        NystroemKRR(**kw).fit(X, y)  # at scale 1 λ is far above the round-off: silent
 
 
 def test_float32_falkon_takes_its_right_hand_side_from_the_kernel_entries_of_its_system():
