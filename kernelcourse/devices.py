@@ -437,13 +437,18 @@ def nystroem_transform(est, X, xp):
 
 
 # -- dual kernel ridge regression ------------------------------------------------------------------
-def kernel_ridge_fit(kernel, X, Y, lam, xp):
+def kernel_ridge_fit(kernel, X, Y, lam, xp, *, root=None):
     r""":math:`\alpha = (\mathbf K + \lambda \mathbf I)^{-1} y` by Cholesky on X's device.
 
     The n × n Gram matrix must fit in the device's free memory; if it does not, a ValueError
     says so before it is formed. When K + λI is not numerically positive definite the fit
     warns with its extreme eigenvalues and uses the pseudo-inverse (the least-squares
     solution), as the numpy path does.
+
+    With ``root`` = :math:`S^{1/2}`, the square roots of the sample weights on X's device in
+    K's dtype, and ``Y`` already :math:`S^{1/2} y`, it solves the numpy path's weighted system
+    :math:`\alpha = S^{1/2}(S^{1/2} K S^{1/2} + \lambda I)^{-1} S^{1/2} y`, scaling K in
+    place.
     """
     n = X.shape[0]
     device = aa.device_of(X)
@@ -455,7 +460,11 @@ def kernel_ridge_fit(kernel, X, Y, lam, xp):
             f"do not fit in the {free / 2**30:.1f} GB free on {device}; use dtype='float32', "
             "fewer samples, or NystroemKRR."
         )
-    K = aa.add_to_diagonal(_finite_gram(kernel, X, xp, "X"), lam, xp)
+    K = _finite_gram(kernel, X, xp, "X")
+    if root is not None:
+        K *= root[:, None]
+        K *= root[None, :]
+    K = aa.add_to_diagonal(K, lam, xp)
     from scipy.linalg import LinAlgWarning
 
     L = aa._cholesky_lower(K, xp)
@@ -464,7 +473,7 @@ def kernel_ridge_fit(kernel, X, Y, lam, xp):
             L, aa.solve_triangular(L, Y, xp, upper=False), xp, upper=False, transpose=True
         )
         _warn_if_inaccurate(L, K, alpha, Y, xp)
-        return alpha
+        return _unweight(alpha, root)
     evals = xp.linalg.eigvalsh(xp.astype(K, aa.max_float(xp, device)))
     top, low = float(xp.max(xp.abs(evals))), float(evals[0])
     cond = math.inf if low <= 0 else top / low
@@ -475,7 +484,14 @@ def kernel_ridge_fit(kernel, X, Y, lam, xp):
         LinAlgWarning,
         stacklevel=3,
     )
-    return xp.linalg.pinv(K) @ Y
+    return _unweight(xp.linalg.pinv(K) @ Y, root)
+
+
+def _unweight(alpha, root):
+    """S^½ α: the coefficients of the weighted system back on the training points."""
+    if root is None:
+        return alpha
+    return alpha * (root if alpha.ndim == 1 else root[:, None])
 
 
 def _warn_if_inaccurate(L, A, x, b, xp):

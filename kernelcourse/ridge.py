@@ -37,6 +37,7 @@ from ._array_api import namespace_of
 from ._progress import Progress
 from ._threads import single_blas_thread
 from ._validation import (
+    all_finite,
     cast_for_kernel,
     cast_to,
     check_fit_input,
@@ -763,7 +764,9 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights :math:`s_i` on the squared errors, as in scikit-learn's
             ``KernelRidge``: with :math:`S = \\mathrm{diag}(s)`,
-            :math:`\\alpha = S^{1/2}(S^{1/2} K S^{1/2} + \\lambda I)^{-1} S^{1/2} y`.
+            :math:`\\alpha = S^{1/2}(S^{1/2} K S^{1/2} + \\lambda I)^{-1} S^{1/2} y`. With
+            array-API X the weights may be of any library (or a list); the system is solved
+            on X's device.
         """
         if np.dtype(self.dtype) not in (np.float32, np.float64):
             raise ValueError(
@@ -771,11 +774,6 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             )
         xp = namespace_of(X)
         if xp is not None:  # array-API input: K, its factor and α on X's device
-            if sample_weight is not None:
-                raise ValueError(
-                    "sample_weight is not supported for array-API input; pass numpy arrays "
-                    "to fit with weights."
-                )
             device = _array_api.device_of(X)
             dtype = _array_api.requested_float(xp, device, self.dtype)
             widest = _array_api.max_float(xp, device)
@@ -785,8 +783,22 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             self.kernel_ = self._resolve(X.shape[1])
             X_in = X
             X, centred = cast_for_kernel(X, dtype, self.kernel_.shift_invariant, xp=xp)
-            y = cast_to(_array_api.move(y, xp, device), dtype, "y", xp=xp)
-            self.dual_coef_ = devices.kernel_ridge_fit(self.kernel_, X, y, float(self.lam), xp)
+            y = xp.astype(_array_api.move(y, xp, device), widest, copy=False)
+            # the weights are checked on the host (any library, a tensor that requires grad)
+            sw = check_weights(sample_weight, np.empty((X.shape[0], 0)))
+            root = None
+            if sw is not None:  # √s in the widest float, as the numpy path weights in float64
+                root = _array_api.from_numpy(np.sqrt(sw), xp, device, widest)
+                y = y * (root if y.ndim == 1 else root[:, None])
+                if not all_finite(y, xp):
+                    raise ValueError(
+                        "y·√sample_weight overflows to infinity; rescale y or sample_weight."
+                    )
+                root = cast_to(root, dtype, "√sample_weight", xp=xp)
+            y = cast_to(y, dtype, "y" if root is None else "y·√sample_weight", xp=xp)
+            self.dual_coef_ = devices.kernel_ridge_fit(
+                self.kernel_, X, y, float(self.lam), xp, root=root
+            )
             self.X_fit_ = X_in if centred else X  # predict evaluates against these points
             return self
         dtype = np.dtype(self.dtype)

@@ -10,9 +10,11 @@ import pytest
 import sklearn
 from scipy.linalg import LinAlgWarning
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._array_api import NamespaceAndDevice, yield_mixed_namespace_input_permutations
 from sklearn.utils.estimator_checks import (
     check_array_api_input,
     check_array_api_input_and_values,
+    check_array_api_mixed_inputs,
     check_array_api_same_namespace,
 )
 
@@ -209,10 +211,53 @@ ARRAY_API_ESTIMATORS = [
 @pytest.mark.parametrize("estimator", ARRAY_API_ESTIMATORS, ids=lambda e: type(e).__name__)
 def test_scikit_learn_array_api_check(monkeypatch, estimator, name, device):
     """scikit-learn's own check: attributes and outputs in the input's namespace and device,
-    with the numpy path's values."""
+    with the numpy path's values, with sample weights where fit takes them."""
     monkeypatch.setenv("SCIPY_ARRAY_API", "1")
     check_array_api_input_and_values(
-        type(estimator).__name__, estimator, array_namespace=name, device_name=device
+        type(estimator).__name__,
+        estimator,
+        array_namespace=name,
+        device_name=device,
+        check_sample_weight=True,
+    )
+
+
+# X's namespace and device, and those of y and sample_weight: scikit-learn's own pairs (those
+# whose library or device is missing skip), then pairs that run on any machine with PyTorch
+MIXED_INPUTS = [
+    pytest.param(X_nd, other_nd, id=f"{X_nd.xp}-{X_nd.device}-from-{other_nd.xp}")
+    for other_nd, X_nd, _ in yield_mixed_namespace_input_permutations()
+] + [
+    pytest.param(
+        NamespaceAndDevice("array_api_strict", None),
+        NamespaceAndDevice("torch", "cpu"),
+        id="strict-from-torch",
+        marks=needs_torch,
+    ),
+    pytest.param(
+        NamespaceAndDevice("torch", "cpu"),
+        NamespaceAndDevice("numpy", None),
+        id="torch-from-numpy",
+        marks=needs_torch,
+    ),
+]
+
+
+@pytest.mark.parametrize("X_nd, other_nd", MIXED_INPUTS)
+@pytest.mark.parametrize("estimator", ARRAY_API_ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_scikit_learn_array_api_mixed_inputs(monkeypatch, estimator, X_nd, other_nd):
+    """scikit-learn's check_array_api_mixed_inputs: y and sample_weight in another library or
+    on another device than X follow X. KernelRidge refused any sample_weight with array-API
+    X ("sample_weight is not supported for array-API input")."""
+    if X_nd.xp == "torch" or other_nd.xp == "torch":
+        pytest.importorskip("torch")
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    check_array_api_mixed_inputs(
+        type(estimator).__name__,
+        estimator,
+        X_ns_and_device=X_nd,
+        other_ns_and_device=other_nd,
+        check_values=True,
     )
 
 
@@ -552,10 +597,72 @@ def test_nystroem_krr_device_path_warns_when_tol_is_not_reached(dispatch):
         )
 
 
-def test_kernel_ridge_refuses_sample_weight_for_array_api_input(dispatch):
+@pytest.mark.parametrize("name,device", NAMESPACES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kernel_ridge_sample_weight_on_the_device_matches_numpy(dispatch, name, device, dtype):
+    # the device fit refused sample_weight; it solves the numpy path's weighted system
+    # S^½(S^½ K S^½ + λI)⁻¹S^½ y, zero weights included, for one target or several
+    X, y, _ = data(n=120)
+    Y = np.column_stack([y, np.cos(X[:, 2])])
+    sw = np.random.default_rng(3).uniform(0.2, 3.0, size=len(X))
+    sw[::9] = 0.0
+    kw = dict(gamma=0.3, lam=1e-2, dtype=dtype)
+    # float32 factorizations by two libraries agree to their round-off times cond(K + λI)
+    # (about 2e-5 of the largest coefficient here)
+    rel = 1e-10 if dtype == np.float64 else 1e-4
+    Xd = convert(X, name, device)
+    for target in (y, Y):
+        ref = KernelRidge(**kw).fit(X, target, sample_weight=sw)
+        pred = ref.predict(X)
+        for weights in (sw, list(sw), convert(sw, name, device)):
+            model = KernelRidge(**kw).fit(Xd, convert(target, name, device), sample_weight=weights)
+            check_same_place(model.dual_coef_, Xd)
+            np.testing.assert_allclose(
+                aa.to_numpy(model.dual_coef_),
+                ref.dual_coef_,
+                rtol=0,
+                atol=rel * np.abs(ref.dual_coef_).max(),
+            )
+            np.testing.assert_allclose(
+                aa.to_numpy(model.predict(Xd)), pred, rtol=0, atol=rel * np.abs(pred).max()
+            )
+    # the weights matter (not ignored): an unweighted fit is clearly different
+    plain = KernelRidge(**kw).fit(Xd, convert(y, name, device))
+    assert np.abs(aa.to_numpy(plain.predict(Xd)) - ref.predict(X)[:, 0]).max() > 1e-2
+
+
+@needs_torch
+def test_kernel_ridge_device_fit_takes_weights_in_a_tensor_that_requires_grad(dispatch):
+    import torch
+
     X, y, _ = data(n=40)
-    with pytest.raises(ValueError, match="sample_weight is not supported for array-API"):
-        KernelRidge().fit(xs.asarray(X), xs.asarray(y), sample_weight=np.ones(40))
+    sw = np.random.default_rng(0).uniform(0.5, 2.0, size=40)
+    ref = KernelRidge(lam=0.1).fit(X, y, sample_weight=sw)
+    Xt = torch.asarray(X)
+    model = KernelRidge(lam=0.1).fit(
+        Xt, torch.asarray(y), sample_weight=torch.asarray(sw).requires_grad_()
+    )
+    assert not model.dual_coef_.requires_grad
+    np.testing.assert_allclose(
+        aa.to_numpy(model.predict(Xt)), ref.predict(X), rtol=1e-10, atol=1e-10
+    )
+
+
+def test_kernel_ridge_device_sample_weight_errors_name_it(dispatch):
+    X, y, _ = data(n=40)
+    Xd, yd = xs.asarray(X), xs.asarray(y)
+    with pytest.raises(ValueError, match="sample_weight: Negative values"):
+        KernelRidge().fit(Xd, yd, sample_weight=-np.ones(40))
+    with pytest.raises(ValueError, match=r"sample_weight: sample_weight.shape == \(39,\)"):
+        KernelRidge().fit(Xd, yd, sample_weight=xs.asarray(np.ones(39)))
+    with pytest.raises(ValueError, match="sample_weight(: .*non-zero| sums to zero)"):
+        KernelRidge().fit(Xd, yd, sample_weight=np.zeros(40))
+    # in float32, y·√s beyond float32's range is refused by name, as on numpy
+    sw = np.full(40, 1e30)
+    with pytest.raises(ValueError, match="y·√sample_weight has entries of magnitude"):
+        KernelRidge(dtype=np.float32).fit(Xd, yd * 1e30, sample_weight=sw)
+    with pytest.raises(ValueError, match="y·√sample_weight has entries of magnitude"):
+        KernelRidge(dtype=np.float32).fit(X, y * 1e30, sample_weight=sw)
 
 
 def repeated_rows(n=400, seed=0):
