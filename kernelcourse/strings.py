@@ -545,6 +545,23 @@ def planted_motif_sequences(
     Background letters are uniform on the alphabet. Each planted copy has every letter replaced
     by a random one with probability ``mutation_rate``, so the families overlap a little.
 
+    Parameters
+    ----------
+    n_per_class : int
+        Sequences per family.
+    length : int
+        Letters per sequence.
+    motifs : pair of str
+        The motif of family 0 and of family 1, each at most ``length`` letters.
+    n_copies : int
+        Copies planted in each sequence, at most ``length``.
+    mutation_rate : float in [0, 1]
+        Probability that a planted letter is replaced by a random one.
+    alphabet : str
+        The symbols, each once.
+    random_state : None, int or numpy.random.Generator
+        Seed of the draws.
+
     Returns
     -------
     sequences : list of str, length 2 · n_per_class
@@ -568,13 +585,24 @@ def planted_motif_sequences(
     n_per_class = check_count(n_per_class, "n_per_class")
     length = check_count(length, "length")
     n_copies = check_count(n_copies, "n_copies", minimum=0)
+    if n_copies > length:
+        # every copy overwrites at least one letter: more copies than letters only overwrite
+        # one another, and the loop over 2 · n_per_class · n_copies copies would run for hours
+        raise ValueError(
+            f"n_copies must be at most length={length} (more copies than a sequence has "
+            f"letters only overwrite one another), got {n_copies}."
+        )
     if (
         isinstance(mutation_rate, bool)
         or not isinstance(mutation_rate, numbers.Real)
         or not 0 <= mutation_rate <= 1
     ):
         raise ValueError(f"mutation_rate must be a probability in [0, 1], got {mutation_rate!r}.")
-    if isinstance(motifs, str) or not all(isinstance(m, str) for m in motifs):
+    if (
+        isinstance(motifs, str)
+        or not isinstance(motifs, list | tuple)
+        or not all(isinstance(m, str) for m in motifs)
+    ):
         raise TypeError(f"motifs must be a pair of strings, got {motifs!r}.")
     # a Python str of `length` letters and its share of the lists: about length + 100 bytes
     check_memory(

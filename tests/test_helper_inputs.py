@@ -51,12 +51,20 @@ def test_spectral_characteristic_refuses_complex_z():
         ({"mutation_rate": float("nan")}, "mutation_rate"),
         ({"length": 0}, "length"),
         ({"motifs": "ACGT"}, "motifs"),
+        ({"motifs": 5}, "motifs"),
+        ({"motifs": None}, "motifs"),
+        ({"length": 10, "n_copies": 10**12}, "n_copies"),
     ],
 )
 def test_planted_motif_sequences_refuses_bad_arguments(kwargs, match):
     args = {"n_per_class": 3, **kwargs}
     with pytest.raises((ValueError, TypeError), match=match):
         planted_motif_sequences(random_state=0, **args)
+
+
+def test_planted_motif_sequences_takes_as_many_copies_as_letters():
+    seqs, _ = planted_motif_sequences(2, length=10, n_copies=10, random_state=0)
+    assert [len(s) for s in seqs] == [10] * 4
 
 
 @pytest.mark.parametrize("n", [-1, float("nan"), float("inf"), [10, -1], "ten"])
