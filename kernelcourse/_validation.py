@@ -208,7 +208,8 @@ def cast_for_kernel(X, dtype, shift_invariant, name="X", *, xp=None):
     ``xp``, as for :func:`cast_to`."""
     if xp is None:
         centred = X.dtype == np.float64 and np.dtype(dtype) == np.float32 and shift_invariant
-        mean = X.mean(axis=0) if centred else None
+        # np.asarray computes a lazy (dask) mean once, not in every pass over X
+        mean = np.asarray(X.mean(axis=0)) if centred else None
     else:
         centred = X.dtype == xp.float64 and dtype == xp.float32 and shift_invariant
         mean = xp.mean(X, axis=0) if centred else None

@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_count, check_positive
+from ._validation import cast_for_kernel, check_count, check_positive
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
 from .ridge import solve_regularized_psd
@@ -311,8 +311,15 @@ class DaskNystroemKRR(NystroemKRR):
         """Draw the centres, then run FALKON with the products computed on the cluster."""
         self._validate_params()
         X, Y, single = _check_rows(X, y)
-        X = X.astype(self.dtype)
+        if X.dtype != np.float32:  # as validate_data gives NystroemKRR
+            X = X.astype(np.float64)
         n, d = X.shape
+        kernel = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
+        # as NystroemKRR: float64 data going to float32 for a shift-invariant kernel are
+        # centred first (data far from the origin keep their digits), and entries beyond the
+        # dtype's range are refused by name
+        X_in = X
+        X, centred = cast_for_kernel(X, self.dtype, kernel.shift_invariant)
         self._single_output = single
         self.n_features_in_ = d
         M = check_count(self.n_components, "n_components")  # True reached rng.choice
@@ -330,7 +337,6 @@ class DaskNystroemKRR(NystroemKRR):
         # the same centres as in memory, and no repeated centre to make K_MM singular
         idx = self._choose_centers(X, M, rng, lambda i: np.asarray(X[i].compute()))
         M = len(idx)
-        kernel = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
         centers = np.asarray(X[idx].compute())
         y_mean = Y.mean(axis=0).compute()
         if not np.isfinite(y_mean).all():  # else NaN reached the solver's finiteness check
@@ -382,7 +388,8 @@ class DaskNystroemKRR(NystroemKRR):
         )
         self.kernel_ = kernel
         self.center_indices_ = idx
-        self.centers_ = centers
+        # uncentred, in float64 for predict
+        self.centers_ = np.asarray(X_in[idx].compute()) if centred else centers
         self.y_mean_ = y_mean
         self.dual_coef_ = result.alpha
         self.history_ = np.asarray(result.cg.history)
@@ -410,7 +417,9 @@ class DaskNystroemKRR(NystroemKRR):
                 f"{self.n_features_in_}."
             )
         kernel, centers, alpha, y_mean = self.kernel_, self.centers_, self.dual_coef_, self.y_mean_
-        X = X.astype(self.dtype)
+        # in float64 whatever ``dtype``, as NystroemKRR: a point's prediction does not depend
+        # on the rows that share its chunk
+        X, centers = X.astype(np.float64), centers.astype(np.float64, copy=False)
 
         def block(xb):
             return kernel(xb, centers) @ alpha + y_mean

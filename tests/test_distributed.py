@@ -158,3 +158,24 @@ def test_bad_targets_and_shapes_are_named(Est):
     model = est().fit(dx, da.from_array(X[:, 0], chunks=10))
     with pytest.raises(ValueError, match="X has 2 features"):
         model.predict(dx[:, :2]).compute()
+
+
+def test_falkon_float32_centres_far_data_as_in_memory(client):
+    # the dask fit cast X to float32 as it was, so data 1e4 from the origin kept 3 of their
+    # digits and predictions moved by ~2e-3; and X of 1e150 overflowed in the cast (numpy's
+    # warnings, then "X contains NaN or infinity"). Now it centres and casts as NystroemKRR.
+    X, y = data()
+    X = X + 1e4
+    kw = dict(gamma=0.5, lam=1e-3, n_components=50, max_iter=30, tol=1e-6, random_state=0)
+    Xd = da.from_array(X, chunks=(300, 4)).persist()
+    model = DaskNystroemKRR(dtype=np.float32, **kw).fit(Xd, da.from_array(y, chunks=300))
+    ref = NystroemKRR(dtype=np.float32, **kw).fit(X, y)
+    np.testing.assert_array_equal(model.center_indices_, ref.center_indices_)
+    assert model.centers_.dtype == np.float64
+    np.testing.assert_array_equal(model.centers_, ref.centers_)
+    np.testing.assert_allclose(model.predict(Xd).compute(), ref.predict(X), atol=1e-4)
+    big = da.from_array(1e150 * data(n=60)[0], chunks=20)
+    with pytest.raises(ValueError, match="X has entries of magnitude .* dtype=float32"):
+        DaskNystroemKRR(dtype=np.float32, n_components=5).fit(big, da.from_array(y[:60], 20))
+    with pytest.raises(ValueError, match="X has entries of magnitude .* dtype=float32"):
+        NystroemKRR(dtype=np.float32, n_components=5).fit(1e150 * data(n=60)[0], y[:60])
