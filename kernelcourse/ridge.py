@@ -351,6 +351,22 @@ def sparse_ridge_cg(
     The same preconditioner is the Jacobi (diagonal) one for any sparse Z, so the function
     accepts any sparse matrix; for random binning features it is exact block Jacobi.
 
+    **The intercept** is not penalized, so it is eliminated exactly: with the weighted means
+    :math:`\bar z = \mathbf Z^T s / \sum s` and :math:`\bar y`, CG solves
+    :math:`(\mathbf Z_c^T \mathbf S \mathbf Z_c + \lambda \mathbf I)\mathbf w =
+    \mathbf Z_c^T \mathbf S (\mathbf y - \bar y)` for the centred
+    :math:`\mathbf Z_c = \mathbf Z - \mathbf 1 \bar z^T`, which is never formed
+    (:math:`\mathbf Z_c v = \mathbf Z v - \mathbf 1 \bar z^T v` and
+    :math:`\mathbf Z_c^T u = \mathbf Z^T (u - s\,\mathbf 1^T u / \sum s)`), and
+    :math:`b = \bar y - \bar z^T \mathbf w`. Non-negative features (binning features, whose
+    columns in each grid sum to :math:`P^{-1/2}\mathbf 1`) are nearly collinear with the ones
+    column; kept as a coordinate of its own, the intercept made the preconditioned system
+    ill-conditioned, CG slower, and its stopping iterate sensitive to round-off (integer
+    weights and repeated rows, the same system, stopped 1e-7 apart at tol = 1e-4). The
+    preconditioner is then the diagonal of the centred system,
+    :math:`\operatorname{diag}(\mathbf Z^T \mathbf S \mathbf Z) - (\textstyle\sum s)\,
+    \bar z^2 + \lambda`.
+
     Parameters
     ----------
     Z : sparse matrix of shape (n, D) or :class:`~kernelcourse.features.BinCodes`
@@ -363,10 +379,11 @@ def sparse_ridge_cg(
     lam : float > 0
         The ridge λ (penalty :math:`\lambda \|\mathbf w\|^2`; the intercept is not penalized).
     fit_intercept : bool, default=False
-        Add an unpenalized intercept, i.e. a column of ones that is its own block.
+        Add an unpenalized intercept b, eliminated by centring (above).
     tol : float > 0, default=1e-4
         Stop when every relative residual :math:`\|\mathbf Z^T \mathbf y - \mathbf A
-        \mathbf w\| / \|\mathbf Z^T \mathbf y\|` is at most tol.
+        \mathbf w\| / \|\mathbf Z^T \mathbf y\|` is at most tol (with an intercept, of
+        the centred system).
     max_iter : int >= 1, default=200
     warn : bool, default=True
         Warn (``ConvergenceWarning``, naming the residual) when tol is not reached.
@@ -374,8 +391,9 @@ def sparse_ridge_cg(
         Non-negative weights :math:`s_i` on the squared errors: solves
         :math:`(\mathbf Z^T \mathbf S \mathbf Z + \lambda \mathbf I)\mathbf w =
         \mathbf Z^T \mathbf S \mathbf y` with :math:`\mathbf S = \operatorname{diag}(s)`
-        (the intercept's row and column weighted alike). The preconditioner stays the exact
-        diagonal: the weighted cell counts :math:`\sum_{i \in \text{cell}} s_i / P`.
+        (with an intercept, weighted means centre Z and y). Without an intercept the
+        preconditioner stays the exact diagonal: the weighted cell counts
+        :math:`\sum_{i \in \text{cell}} s_i / P`.
     callback : callable or None
         Called as ``callback(iteration, relative_residual)`` after every CG iteration.
 
@@ -447,24 +465,30 @@ def sparse_ridge_cg(
     def weighted(R):  # S r
         return R if sw is None else R * sw[:, None]
 
-    def A(V):  # (ZᵀSZ + λI) v, with the intercept as the last, unpenalized coordinate
+    if fit_intercept:  # the weighted column means z̄ of Z, for the centred Z_c = Z − 1z̄ᵀ
+        s = np.ones((n, 1)) if sw is None else sw[:, None]
+        total = float(s.sum())
+        z_mean = rmatvec(s)[:, 0] / total
+
+    def centre_rows(R):  # u − s·1ᵀu/Σs in place, so that Zᵀ of it is Z_cᵀu
+        R -= s * (R.sum(axis=0) / total)
+        return R
+
+    def A(V):  # (Z_cᵀSZ_c + λI) v, with Z_c = Z without an intercept
         if not fit_intercept:
             return rmatvec(weighted(Z @ V), out=lam * V)
-        r = weighted(Z @ V[:D] + V[D])
-        out = lam * V
-        out[D] = r.sum(axis=0)
-        rmatvec(r, out=out[:D])
-        return out
+        R = Z @ V
+        R -= z_mean @ V
+        return rmatvec(centre_rows(weighted(R)), out=lam * V)
 
-    # M = blockdiag(Z_pᵀSZ_p) + λI = diag(ZᵀSZ) + λI; the intercept block is the count n
-    # (the total weight)
+    # M = blockdiag(Z_pᵀSZ_p) + λI = diag(ZᵀSZ) + λI; centred, diag(Z_cᵀSZ_c) is
+    # diag(ZᵀSZ) − (Σs) z̄², a sum of squares that cancellation may leave just below 0
     diag = col_sq + lam
     if fit_intercept:
-        diag = np.append(diag, float(n) if sw is None else float(sw.sum()))
-    # With an intercept the weighted mean of Y goes into b first: (w, b) solves the system for
-    # Y exactly when (w, b − ȳ) solves it for Y − ȳ, and CG's relative residual is then
-    # measured against the part of Y that w must explain (targets of 1e9 ± 1 otherwise stop
-    # with w wrong in the second digit).
+        diag = np.maximum(col_sq - total * z_mean**2, 0.0) + lam
+    # With an intercept Y is centred with its weighted mean ȳ as Z is (b = ȳ − z̄ᵀw), so
+    # CG's relative residual is measured against the part of Y that w must explain (targets
+    # of 1e9 ± 1 otherwise stop with w wrong in the second digit).
     y_mean = np.zeros(Y.shape[1])
     if fit_intercept:
         y_mean = Y.mean(axis=0) if sw is None else sw @ Y / sw.sum()
@@ -476,9 +500,8 @@ def sparse_ridge_cg(
     # that keep each array under _CG_GROUP_BYTES: all k together when D is small, one at a
     # time when binning features give D ≈ 10⁷ (then the memory is that of one target, plus
     # the k columns of the solution).
-    size = D + 1 if fit_intercept else D
-    group = max(1, _CG_GROUP_BYTES // (8 * size))
-    W = np.empty((size, Y.shape[1]))
+    group = max(1, _CG_GROUP_BYTES // (8 * D))
+    W = np.empty((D, Y.shape[1]))
     diag = diag[:, None]
     buffer = {}
 
@@ -492,9 +515,8 @@ def sparse_ridge_cg(
     histories, n_iter, worst, statuses = [], 0, 0.0, set()
     for start in range(0, Y.shape[1], group):
         cols = slice(start, start + group)
-        rhs = rmatvec(np.ascontiguousarray(SY[:, cols]))
-        if fit_intercept:
-            rhs = np.vstack([rhs, SY[:, cols].sum(axis=0, keepdims=True)])
+        SY_cols = np.array(SY[:, cols])  # a contiguous copy (centred in place below)
+        rhs = rmatvec(centre_rows(SY_cols) if fit_intercept else SY_cols)
         result = solvers.block_cg(
             A,
             rhs,
@@ -520,8 +542,7 @@ def sparse_ridge_cg(
             solvers.CGResult(W, list(history), n_iter, status, worst),
             tol,
         )
-    b = W[D] + y_mean if fit_intercept else np.zeros(W.shape[1])
-    W = W[:D]
+    b = y_mean - z_mean @ W if fit_intercept else np.zeros(W.shape[1])
     if vector:
         return W[:, 0], float(b[0]), np.asarray(history)
     return W, b, history

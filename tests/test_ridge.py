@@ -338,6 +338,9 @@ def test_regressors_name_a_string_y_and_a_ragged_x(est):
 # -- FeatureRidgeClassifier ----------------------------------------------------------------------
 @parametrize_with_checks(
     [
+        # the default tol: sparse X is solved by CG to 1e-4, and the check of weights
+        # against repeated rows compares the two fits to 1e-7
+        FeatureRidgeClassifier(),
         # a tight tol: the checks compare sparse (CG) and dense (direct) fits closely
         FeatureRidgeClassifier(tol=1e-10),
         FeatureRidgeClassifier(
@@ -400,3 +403,45 @@ def test_sparse_ridge_cg_column_groups_match_one_solve(monkeypatch):
     np.testing.assert_allclose(alone[0], together[0], atol=1e-9)
     np.testing.assert_allclose(alone[1], together[1], atol=1e-9)
     assert alone[2][-1] <= 1e-12
+
+
+def test_sparse_ridge_cg_weights_equal_repeated_rows_at_the_default_tol():
+    # scikit-learn's check_sample_weight_equivalence_on_sparse_data, on the solver: integer
+    # weights and repeated rows give the same system, but CG on positive features beside
+    # the ones column was ill-conditioned (condition 4e3 after the diagonal preconditioner),
+    # so round-off in the two runs' sums moved their tol=1e-4 iterates apart by 1e-7.
+    # Centring Z with the weighted means (b = ȳ − z̄ᵀw) brings the condition to about 20.
+    import scipy.sparse as sp
+    from sklearn.utils import shuffle
+
+    rng = np.random.RandomState(42)
+    X = rng.rand(15, 30)
+    y = rng.randint(0, 3, size=15).astype(float)
+    sw = rng.randint(0, 5, size=15)
+    Xs, ys, sws = shuffle(X, y, sw, random_state=0)
+    kw = dict(fit_intercept=True, tol=1e-4)
+    w1, b1, _ = sparse_ridge_cg(sp.csr_matrix(X.repeat(sw, axis=0)), y.repeat(sw), 1.0, **kw)
+    w2, b2, _ = sparse_ridge_cg(sp.csr_matrix(Xs), ys, 1.0, sample_weight=sws, **kw)
+    np.testing.assert_allclose(X @ w2 + b2, X @ w1 + b1, rtol=1e-9)
+    # and it is the direct solution (dense ridge with an intercept) to about tol
+    ref = FeatureRidge(lam=1.0, fit_intercept=True).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(X @ w2 + b2, ref.predict(X), rtol=0, atol=1e-3)
+
+
+def test_sparse_ridge_cg_intercept_solution_matches_the_direct_solve():
+    # the centred system has the solution of the system with an intercept column: binning
+    # features (each grid's columns sum to the ones column) and general sparse features
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 3))
+    y = np.sin(X[:, 0]) + 3.0 + 0.1 * rng.normal(size=400)
+    sw = rng.uniform(0.0, 2.0, size=400)
+    Z = RandomBinningFeatures(gamma=1.0, n_grids=8, random_state=0).fit_transform(X)
+    for feats in (Z, sp.csr_matrix(np.abs(rng.normal(size=(400, 12))) + 5.0)):
+        w, b, _ = sparse_ridge_cg(
+            feats, y, 0.3, fit_intercept=True, tol=1e-12, max_iter=2000, sample_weight=sw
+        )
+        ref = RidgeRegression(lam=0.3).fit(feats.toarray(), y, sample_weight=sw)
+        np.testing.assert_allclose(w, ref.coef_, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(b, ref.intercept_, rtol=1e-10)
