@@ -1186,6 +1186,16 @@ class FeatureRidgeClassifier(ClassifierMixin, FeatureRidge):
     kernelcourse.scale.NystroemKRRClassifier
         The same one-vs-rest rule on Nyström kernel ridge.
 
+    Notes
+    -----
+    Unlike scikit-learn's ``RidgeClassifier``, there is no ``class_weight`` parameter and no
+    multilabel output. For class weights, pass each sample's class weight as
+    ``sample_weight`` to :meth:`fit`: ``sklearn.utils.class_weight.compute_sample_weight(
+    "balanced", y)`` gives the fit of ``class_weight="balanced"``, and a dict ``{c: w_c}``
+    the weights ``w_{y_i}``. A multilabel y (an indicator matrix of shape (n_samples,
+    n_labels)) is refused with a ValueError; fit one classifier per label, e.g.
+    ``sklearn.multioutput.MultiOutputClassifier(FeatureRidgeClassifier(...))``.
+
     References
     ----------
     R. Rifkin and A. Klautau, "In defense of one-vs-all classification", JMLR 5 (2004),
@@ -1230,6 +1240,13 @@ class FeatureRidgeClassifier(ClassifierMixin, FeatureRidge):
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
         check_fit_input(X, y)
+        shape = y.shape if hasattr(y, "shape") else np.asarray(y).shape  # sparse, lists
+        if len(shape) == 2 and shape[1] > 1:  # a single column is raveled, with a warning
+            raise ValueError(
+                f"y has shape {shape}: {type(self).__name__} has no multilabel or multi-output "
+                "classification (one label per sample); fit one classifier per column, e.g. "
+                "with sklearn.multioutput.MultiOutputClassifier."
+            )
         y = check_labels(y, ravel=True)
         binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = binarizer.fit_transform(y).astype(np.float64)

@@ -445,3 +445,33 @@ def test_sparse_ridge_cg_intercept_solution_matches_the_direct_solve():
         ref = RidgeRegression(lam=0.3).fit(feats.toarray(), y, sample_weight=sw)
         np.testing.assert_allclose(w, ref.coef_, rtol=0, atol=1e-8)
         np.testing.assert_allclose(b, ref.intercept_, rtol=1e-10)
+
+
+def test_feature_ridge_classifier_refuses_a_multilabel_y_by_name():
+    # scikit-learn's RidgeClassifier takes an indicator matrix; ours said only "y should be
+    # a 1d array", which did not say that multilabel output is what is missing
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    Y = (rng.random((40, 3)) > 0.5).astype(int)
+    for labels in (Y, Y.tolist(), sp.csr_matrix(Y)):
+        with pytest.raises(ValueError, match=r"y has shape \(40, 3\).*no multilabel"):
+            FeatureRidgeClassifier().fit(X, labels)
+    with pytest.warns(UserWarning, match="column-vector y"):  # a column is still one label
+        FeatureRidgeClassifier().fit(X, Y[:, :1])
+
+
+def test_feature_ridge_classifier_class_weights_by_sample_weight():
+    # the Notes' advice: sample_weight = each sample's class weight is RidgeClassifier's
+    # class_weight
+    from sklearn.linear_model import RidgeClassifier
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 4))
+    y = np.digitize(X[:, 0] + 0.3 * rng.normal(size=120), [-1.0, 0.8])  # unbalanced classes
+    ref = RidgeClassifier(alpha=2.0, class_weight="balanced").fit(X, y)
+    sw = compute_sample_weight("balanced", y)
+    ours = FeatureRidgeClassifier(lam=2.0).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-10)
