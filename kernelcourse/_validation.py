@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import re
@@ -19,6 +20,7 @@ __all__ = [
     "all_finite",
     "as_float_vector",
     "check_count",
+    "count_constraint",
     "check_fit_input",
     "check_labels",
     "kernel_params_of",
@@ -223,6 +225,43 @@ def check_count(value, name, minimum=1):
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
     return int(value)
+
+
+@functools.cache
+def _count_interval():
+    # scikit-learn is imported on first use: kernels, rkhs and strings import this module
+    # without it
+    from sklearn.utils._param_validation import Interval
+
+    class CountInterval(Interval):
+        """``Interval(Integral, minimum, None, closed="left")`` without the bools, which
+        ``numbers.Integral`` counts as integers (max_iter=True would be one iteration)."""
+
+        def is_satisfied_by(self, val):
+            return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+        def __str__(self):
+            return super().__str__().replace("an int", "an int (not a bool)", 1)
+
+    return CountInterval
+
+
+def count_constraint(minimum=1):
+    """The ``_parameter_constraints`` entry of a count (an estimator's ``max_iter``,
+    ``block_size``, ``n_components``): an integer >= ``minimum`` and not a bool, as
+    :func:`check_count` asks of a function's argument. scikit-learn's error names the
+    parameter.
+
+    Examples
+    --------
+    >>> from kernelcourse._validation import count_constraint
+    >>> c = count_constraint()
+    >>> c.is_satisfied_by(3), c.is_satisfied_by(True), c.is_satisfied_by(0)
+    (True, False, False)
+    >>> print(c)
+    an int (not a bool) in the range [1, inf)
+    """
+    return _count_interval()(numbers.Integral, minimum, None, closed="left")
 
 
 def _not_ragged(value, name):

@@ -35,7 +35,7 @@ rather than restating them; the memory is the size of the arrays each strategy h
 from __future__ import annotations
 
 import copy
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,7 +46,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
-from ._validation import as_float_matrix, as_float_vector, check_labels, validate_data
+from ._validation import (
+    as_float_matrix,
+    as_float_vector,
+    check_labels,
+    count_constraint,
+    validate_data,
+)
 from .features import RandomFourierFeatures
 from .kernels import Kernel
 
@@ -136,6 +142,8 @@ def _prepare(X, y, order, step_size):
         raise ValueError("order must be a non-empty 1-D array of example indices (the i_t).")
     if order.min() < 0 or order.max() >= len(X):
         raise ValueError(f"order holds indices outside [0, {len(X)}).")
+    if np.asarray(step_size).dtype == np.bool_:  # True was the step 1.0
+        raise TypeError(f"step_size must be a number or one per step, got {step_size!r}.")
     steps = as_float_vector(np.atleast_1d(step_size), "step_size")
     if len(steps) not in (1, len(order)):
         raise ValueError(
@@ -512,7 +520,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         "loss": [StrOptions({"hinge", "logistic"})],
         "lam": [Interval(Real, 0, None, closed="neither")],
         "eta0": [Interval(Real, 0, None, closed="neither")],
-        "block_size": [Interval(Integral, 1, None, closed="left")],
+        "block_size": [count_constraint()],
         "random_state": ["random_state"],
         "verbose": ["verbose", None],
     }

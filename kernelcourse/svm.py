@@ -34,7 +34,7 @@ import math
 import warnings
 from collections import OrderedDict
 from functools import partial
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from numba import njit
@@ -51,6 +51,7 @@ from ._validation import (
     check_count,
     check_fit_input,
     check_labels,
+    count_constraint,
     finite_gram,
     kernel_params_of,
     validate_data,
@@ -890,7 +891,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         "gamma": [Interval(Real, 0, None, closed="neither"), None],
         "C": [Interval(Real, 0, None, closed="right")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [count_constraint(), None],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "shrinking": ["boolean"],
         "kernel_params": [dict, None],
@@ -1200,7 +1201,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [count_constraint()],
         "random_state": ["random_state"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "verbose": ["verbose", None],

@@ -651,3 +651,17 @@ def test_falkon_solve_takes_the_gram_matrix_or_its_factor():
     np.testing.assert_allclose(KnM @ a, KnM @ streamed, atol=1e-8)
     # the matrix carries its rounding squared (falkon_solve's docstring): close, not as close
     np.testing.assert_allclose(KnM @ b, KnM @ streamed, atol=1e-5)
+
+
+@pytest.mark.parametrize("param", ["max_iter", "block_size", "n_components"])
+@pytest.mark.parametrize("Est", [NystroemKRR, NystroemKRRClassifier, StreamingFeatureRidge])
+def test_counts_refuse_bools_by_name(Est, param):
+    # scikit-learn's Interval(Integral) took max_iter=True and block_size=True as 1
+    if param not in Est().get_params():
+        pytest.skip(f"{Est.__name__} has no {param}")
+    X, y = data(n=40)
+    if Est is NystroemKRRClassifier:
+        y = (y > 0).astype(int)
+    with pytest.raises(ValueError, match=f"'{param}' parameter .*not a bool.*Got True"):
+        Est(**{param: True}).fit(X, y)
+    Est(**{param: np.int64(2)}).fit(X, y)  # a numpy integer is a count

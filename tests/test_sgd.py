@@ -177,3 +177,17 @@ def test_operation_tally_of_the_approximate_feature_strategies():
     # the tally follows the steps actually run: half the steps, half the step cost
     half = sgd.sgd_approx_cached_features(X, y, rff, order=order[: T // 2], step_size=0.01)
     assert r6.operations - half.operations == 2 * (T - T // 2) * D
+
+
+def test_counts_and_step_sizes_refuse_bools_by_name():
+    # block_size=True was one row a block, step_size=True the step 1.0
+    from kernelcourse.sgd import FeatureSGDClassifier
+
+    X, y = _two_moons(100)
+    with pytest.raises(ValueError, match="'block_size' parameter .*not a bool.*Got True"):
+        FeatureSGDClassifier(block_size=True).fit(X, y)
+    X, y, order = _problem()
+    for strategy in (sgd.sgd_cached_features, sgd.sgd_dual_kernel_on_the_fly):
+        for step in (True, np.array([True])):
+            with pytest.raises(TypeError, match="step_size must be a number"):
+                strategy(X, y, Polynomial(degree=2), order=order, step_size=step)

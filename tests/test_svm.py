@@ -569,3 +569,11 @@ def test_primal_svc_class_weights_as_liblinear(n_classes, class_weight):
         ref = LinearSVC(max_iter=10**7, dual=True, **kw).fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-6)
     np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-6)
+
+
+@pytest.mark.parametrize("Est", [KernelSVC, PrimalSVC])
+def test_max_iter_refuses_a_bool_by_name(Est):
+    # scikit-learn's Interval(Integral) took max_iter=True as one iteration
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match="'max_iter' parameter .*not a bool.*Got True"):
+        Est(max_iter=True).fit(X, (X[:, 0] > 0).astype(int))
