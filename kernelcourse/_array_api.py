@@ -25,7 +25,6 @@ library:
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import array_api_compat
@@ -64,7 +63,7 @@ def _foreign(a):
     )
 
 
-def namespace_of(X, *, fitted=None):
+def namespace_of(X, *, fitted=None, called=None):
     """The array namespace to compute ``X`` with, or None for the numpy path.
 
     None whenever scikit-learn's ``array_api_dispatch`` is off or ``X`` is not an array of
@@ -75,11 +74,12 @@ def namespace_of(X, *, fitted=None):
     X : array-like
     fitted : array or None
         A fitted attribute of the estimator; a ValueError explains the fix when ``X`` and the
-        fitted model live in different libraries or on different devices. It opens as
-        scikit-learn's ``check_same_namespace`` does, "Inputs passed to Name.method() must use
-        the same namespace and the same device as those passed to fit()", with the public
-        method that was called read from the stack (``predict`` when ``predict`` calls
-        ``decision_function``), which scikit-learn's checks and its search estimators match.
+        fitted model live in different libraries or on different devices.
+    called : (estimator, str) or None
+        The estimator and the public method the user called, for that error, which opens
+        as scikit-learn's ``check_same_namespace`` does: "Inputs passed to Name.method()
+        must use the same namespace and the same device as those passed to fit()" (its
+        checks and its search estimators match that).
     """
     dispatch = get_config()["array_api_dispatch"]
     x_foreign, f_foreign = _foreign(X), _foreign(fitted)
@@ -88,7 +88,7 @@ def namespace_of(X, *, fitted=None):
     if not dispatch:
         if f_foreign:
             raise ValueError(
-                f"{_same_namespace_prefix()} The estimator was fitted on {_library(fitted)} "
+                f"{_same_namespace_prefix(called)} The estimator was fitted on {_library(fitted)} "
                 "arrays; call it with sklearn.set_config(array_api_dispatch=True) and inputs "
                 "of that library."
             )
@@ -97,7 +97,7 @@ def namespace_of(X, *, fitted=None):
         x_foreign != f_foreign or (x_foreign and _where(X) != _where(fitted))
     ):
         raise ValueError(
-            f"{_same_namespace_prefix()} X is a {_library(X)} array on {_device_name(X)} but "
+            f"{_same_namespace_prefix(called)} X is a {_library(X)} array on {_device_name(X)} but "
             f"the estimator was fitted on {_library(fitted)} arrays on "
             f"{_device_name(fitted)}; pass X in the library and on the device used for fit "
             "(or refit)."
@@ -107,27 +107,10 @@ def namespace_of(X, *, fitted=None):
     return array_api_compat.array_namespace(X)
 
 
-def _same_namespace_prefix():
-    """The opening of scikit-learn's namespace-mismatch error, naming the estimator method
-    that the user called.
-
-    That method is the outermost frame, above :func:`namespace_of`'s caller, whose ``self``
-    is the same estimator and whose name is a public method of its class: private helpers
-    (``_decision``) and wrappers (scikit-learn's ``set_output`` one) are passed over, and a
-    frame of another object (a Pipeline, the user's code) ends the walk.
-    """
-    frame = sys._getframe(2)  # namespace_of's caller
-    owner = frame.f_locals.get("self")
-    called = None
-    try:
-        while frame is not None and owner is not None and frame.f_locals.get("self") is owner:
-            name = frame.f_code.co_name
-            if not name.startswith("_") and callable(getattr(type(owner), name, None)):
-                called = name
-            frame = frame.f_back
-    finally:
-        del frame  # no reference cycle through the frames
-    where = f"{type(owner).__name__}.{called}()" if called else "the estimator"
+def _same_namespace_prefix(called):
+    """The opening of scikit-learn's namespace-mismatch error for ``called`` (see
+    :func:`namespace_of`)."""
+    where = "the estimator" if called is None else f"{type(called[0]).__name__}.{called[1]}()"
     return (
         f"Inputs passed to {where} must use the same namespace and the same device as those "
         "passed to fit()."

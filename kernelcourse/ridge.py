@@ -883,7 +883,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     def predict(self, X):
         r"""Predict :math:`\hat f(x) = \sum_i \alpha_i K(x_i, x)` for every row of X."""
         check_is_fitted(self)
-        xp = namespace_of(X, fitted=self.dual_coef_)
+        xp = namespace_of(X, fitted=self.dual_coef_, called=(self, "predict"))
         if xp is not None:
             X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
             return devices.kernel_ridge_predict(self.kernel_, X, self.X_fit_, self.dual_coef_, xp)

@@ -533,9 +533,10 @@ class _BaseNystroemKRR(BaseEstimator):
                 f"{float(self.history_[-1]):.3e} (tol {self.tol:g})"
             )
 
-    def _decision(self, X):
+    def _decision(self, X, method):
+        """f(X), shape (n, n_targets); ``method`` is the public method called, for errors."""
         check_is_fitted(self, "dual_coef_")
-        xp = namespace_of(X, fitted=self.dual_coef_)
+        xp = namespace_of(X, fitted=self.dual_coef_, called=(self, method))
         if xp is not None:
             X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
             return devices.nystroem_krr_decision(self, X, xp)
@@ -747,7 +748,7 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
 
     def predict(self, X):
         """f(x) = Σⱼ αⱼ K(x, x̃ⱼ) + ȳ, computed in row blocks."""
-        out = self._decision(X)
+        out = self._decision(X, "predict")
         return out[:, 0] if self._single_output else out
 
 
@@ -825,14 +826,17 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
 
     def decision_function(self, X):
         """Scores f_c(x), shape (n,) for two classes, else (n, n_classes)."""
-        out = self._decision(X)
+        return self._scores(X, "decision_function")
+
+    def _scores(self, X, method):
+        out = self._decision(X, method)
         return out[:, 0] if out.shape[1] == 1 else out
 
     def predict(self, X):
         """The class with the largest score (the sign of f for two classes); for array-API
         input, numeric labels come back as an array of X's library on X's device, any other
         labels as a numpy array."""
-        scores = self.decision_function(X)
+        scores = self._scores(X, "predict")
         xp = namespace_of(scores)
         if xp is not None:
             idx = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)

@@ -494,7 +494,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             computed there with the library's cosine.
         """
         check_is_fitted(self)
-        xp = namespace_of(X, fitted=self.omega_)
+        xp = namespace_of(X, fitted=self.omega_, called=(self, "transform"))
         if xp is not None:
             X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
             return devices.fourier_transform(self, X, xp)

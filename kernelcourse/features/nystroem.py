@@ -395,7 +395,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         at a time, so memory stays O(N r) and each block is reused while in cache.
         """
         check_is_fitted(self)
-        xp = namespace_of(X, fitted=self.components_)
+        xp = namespace_of(X, fitted=self.components_, called=(self, "transform"))
         if xp is not None:
             X = validate_data(self, X, dtype=[xp.float64, xp.float32], reset=False)
             return devices.nystroem_transform(self, X, xp)
