@@ -796,10 +796,12 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
         """
         self._validate_params()
         xp = namespace_of(X)
-        if xp is not None:  # labels are binarized on the host, the ±1 codes sent to X's device
+        # labels are binarized on the host, the ±1 codes then follow X: y of another library
+        # comes to numpy first, whatever X is
+        y = _array_api.to_numpy(y) if namespace_of(y) is not None else y
+        if xp is not None:
             X = validate_data(self, X, dtype=[xp.float64, xp.float32])
-            y = _array_api.to_numpy(y) if namespace_of(y) is not None else np.asarray(y)
-            y = validate_data(self, y=y)  # the numpy path's checks of y: NaN, shape, complex
+            y = validate_data(self, y=np.asarray(y))  # the numpy path's checks: NaN, shape
             sw = _host_weights(sample_weight, X.shape[0])
         else:
             check_fit_input(X, y)

@@ -240,6 +240,12 @@ MIXED_INPUTS = [
         id="torch-from-numpy",
         marks=needs_torch,
     ),
+    pytest.param(  # NystroemKRRClassifier binarized a torch y with numpy X into a tensor
+        NamespaceAndDevice("numpy", None),
+        NamespaceAndDevice("torch", "cpu"),
+        id="numpy-from-torch",
+        marks=needs_torch,
+    ),
 ]
 
 
