@@ -567,7 +567,16 @@ def iter_covertype_chunks(
     X : ndarray of shape (m, 54)
     y : ndarray of shape (m,)
         Cover types 1..7.
+
+    Raises
+    ------
+    TypeError, ValueError
+        When it is called, before any file is read, if an argument is of the wrong type or
+        out of range (the error names it); ``n_test`` beyond the file's rows is found with the
+        first block.
     """
+    from sklearn.utils import check_random_state
+
     if not (_is_count(chunk_size) and chunk_size >= 1):
         raise ValueError(f"chunk_size must be an integer >= 1 (not a bool), got {chunk_size!r}.")
     if split not in (None, "train", "test"):
@@ -575,18 +584,26 @@ def iter_covertype_chunks(
     if not isinstance(standardize, bool):
         raise TypeError(f"standardize must be True or False, got {standardize!r}.")
     dtype = _float_dtype(dtype)
+    if (split is not None or standardize) and not _is_count(n_test):
+        raise ValueError(f"n_test must be an integer (not a bool), got {n_test!r}.")
     if split is not None:
         _check_seed(random_state)
     if not (_is_count(shuffle_buffer) and shuffle_buffer >= 0):
         raise ValueError(
             f"shuffle_buffer must be an integer >= 0 (not a bool), got {shuffle_buffer!r}."
         )
+    try:
+        shuffle_rng = check_random_state(shuffle_seed)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"shuffle_seed: {err}") from None
+    _search_dirs(data_home)  # its type
+    # the checks above run when this is called; the blocks (and the file) when iterated
     blocks = _covertype_split_blocks(
         chunk_size, split, n_test, random_state, standardize, dtype, data_home, download
     )
     if shuffle_buffer:
-        blocks = _shuffled(blocks, int(shuffle_buffer), int(chunk_size), shuffle_seed)
-    yield from blocks
+        blocks = _shuffled(blocks, int(shuffle_buffer), int(chunk_size), shuffle_rng)
+    return blocks
 
 
 def _covertype_split_blocks(

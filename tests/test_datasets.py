@@ -539,3 +539,21 @@ def test_covertype_names_a_bad_random_state(monkeypatch, tmp_path):
         ds.load_covertype(n_train=10, n_test=5, random_state="x", download=False)
     with pytest.raises(ValueError, match="^random_state: "):
         next(ds.iter_covertype_chunks(5, split="test", n_test=5, random_state=-1, download=False))
+
+
+def test_covertype_chunks_check_their_arguments_before_any_work(monkeypatch, tmp_path):
+    # shuffle_seed="x" failed unnamed, and only after the whole file had been checked
+    tiny_covtype_file(monkeypatch, tmp_path)
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the file was read before the arguments were checked")
+
+    monkeypatch.setattr(ds, "_verify_covtype_stream", no_work)
+    monkeypatch.setattr(ds, "_covtype_blocks", no_work)
+    for seed in ("x", -1, 2.5):
+        with pytest.raises(ValueError, match="^shuffle_seed: "):
+            ds.iter_covertype_chunks(5, shuffle_buffer=10, shuffle_seed=seed)
+    with pytest.raises(ValueError, match="n_test"):
+        ds.iter_covertype_chunks(5, split="test", n_test=2.5)
+    with pytest.raises(ValueError, match="chunk_size"):
+        ds.iter_covertype_chunks(0)
