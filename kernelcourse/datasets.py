@@ -244,6 +244,7 @@ def _download(url, target_dir, timeout=60):
 def _fetch(key, *, data_home=None, download=True):
     """Return the verified content parts of SOURCES[key] (see ``_content_parts``), from disk
     or (once) from the network."""
+    _check_download(download)
     source = SOURCES[key]
     dirs = _search_dirs(data_home)
     for d in dirs:
@@ -416,9 +417,16 @@ def _float_dtype(dtype):
         dt = np.dtype(dtype)
     except TypeError as err:
         raise TypeError(f"dtype must be a numpy float dtype, got {dtype!r} ({err}).") from None
-    if dt.kind != "f" or dt.itemsize < 4:
+    if dt not in (np.float32, np.float64):  # float16 rounds the columns; longdouble is not
         raise ValueError(f"dtype must be float32 or float64, got {dt.name}.")
     return dt
+
+
+def _check_download(download):
+    """Refuse (naming ``download``) anything but True or False: "no" would count as True
+    and start a download."""
+    if not isinstance(download, (bool, np.bool_)):
+        raise TypeError(f"download must be True or False, got {download!r}.")
 
 
 def _check_seed(random_state):
@@ -458,6 +466,7 @@ def _covertype_split(n, n_test, random_state):
 
 def _covtype_path(data_home, download):
     """The local covtype.data.gz, downloaded (and verified) first if it is nowhere on disk."""
+    _check_download(download)
     source = SOURCES["covtype"]
     for d in _search_dirs(data_home):
         if (d / source.filename).is_file():
@@ -597,6 +606,7 @@ def iter_covertype_chunks(
     except (TypeError, ValueError) as err:
         raise type(err)(f"shuffle_seed: {err}") from None
     _search_dirs(data_home)  # its type
+    _check_download(download)
     # the checks above run when this is called; the blocks (and the file) when iterated
     blocks = _covertype_split_blocks(
         chunk_size, split, n_test, random_state, standardize, dtype, data_home, download

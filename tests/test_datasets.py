@@ -517,6 +517,15 @@ def test_partial_files_of_killed_processes_go_and_live_ones_stay(monkeypatch, se
         (np.int8, ValueError, "dtype must be float32 or float64, got int8"),
         (np.float16, ValueError, "dtype must be float32 or float64"),
         ("x", TypeError, "dtype must be a numpy float dtype, got 'x'"),
+        # float128 came back where float32 or float64 was promised
+        pytest.param(
+            np.longdouble,
+            ValueError,
+            "dtype must be float32 or float64, got float",
+            marks=pytest.mark.skipif(
+                np.dtype(np.longdouble) == np.float64, reason="long double is float64 here"
+            ),
+        ),
     ],
 )
 def test_covertype_refuses_a_dtype_that_cannot_hold_its_columns(
@@ -557,3 +566,23 @@ def test_covertype_chunks_check_their_arguments_before_any_work(monkeypatch, tmp
         ds.iter_covertype_chunks(5, split="test", n_test=2.5)
     with pytest.raises(ValueError, match="chunk_size"):
         ds.iter_covertype_chunks(0)
+    with pytest.raises(TypeError, match="download must be True or False"):
+        ds.iter_covertype_chunks(5, download="no")
+
+
+@pytest.mark.parametrize("download", ["no", 0, None, np.array([False])])
+def test_download_that_is_not_a_bool_is_named(monkeypatch, tmp_path, isolated, download):
+    # download="no" counted as True and started a download
+    def no_download(*args, **kwargs):
+        raise AssertionError("a download started")
+
+    monkeypatch.setattr(ds, "_download", no_download)
+    loaders = (ds.load_adult, ds.load_mnist, ds.load_covertype, ds.load_covertype_full)
+    for load in loaders:
+        with pytest.raises(TypeError, match="download must be True or False"):
+            load(download=download)
+    tiny_covtype_file(monkeypatch, tmp_path)  # refused even where the file is on disk
+    with pytest.raises(TypeError, match="download must be True or False"):
+        ds.load_covertype_full(download=download)
+    X, _ = ds.load_covertype_full(download=np.False_)
+    assert X.shape == (30, 54)
