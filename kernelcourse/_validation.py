@@ -13,6 +13,7 @@ import scipy.sparse
 __all__ = [
     "check_weights",
     "as_float_matrix",
+    "as_real_array",
     "check_positive",
     "check_nonnegative",
     "check_same_features",
@@ -63,6 +64,20 @@ def as_float_matrix(X, name="X", *, allow_float32=True):
     arr = np.asarray(arr, dtype=dtype)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries first.")
+    return arr
+
+
+def as_real_array(A, name, what="matrix"):
+    """``A`` (a numpy array or a nested list) as a numpy float array, without a pass over
+    it: float dtypes are kept, integers and bools become float64, and anything else (text,
+    objects, complex numbers) gets a TypeError naming ``name``. Shape and finiteness are
+    the caller's to check (an M × M Gram matrix is too large for an elementwise test)."""
+    _not_ragged(A, name)
+    arr = np.asarray(A)
+    if arr.dtype.kind in "biu":
+        return arr.astype(np.float64)
+    if arr.dtype.kind != "f":
+        raise TypeError(f"{name} must be a real {what}, got dtype {arr.dtype}.")
     return arr
 
 

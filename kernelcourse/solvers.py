@@ -44,7 +44,13 @@ from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _array_api as aa
-from ._validation import all_finite, check_count, check_nonnegative, check_positive
+from ._validation import (
+    all_finite,
+    as_real_array,
+    check_count,
+    check_nonnegative,
+    check_positive,
+)
 
 __all__ = [
     "NotPositiveDefiniteError",
@@ -495,12 +501,8 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     """
     xp = _xp(xp)
     if xp is np:
-        A = np.asarray(A)
-        if A.dtype.kind in "biu":
-            A = A.astype(np.float64)
-        elif A.dtype.kind != "f":
-            raise TypeError(f"{name} must be a real matrix, got dtype {A.dtype}.")
-        elif not A.flags.writeable:  # the shifts go onto A's diagonal in place
+        A = as_real_array(A, name)
+        if not A.flags.writeable:  # the shifts go onto A's diagonal in place
             A = A.copy()
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"{name} must be a square matrix, got shape {tuple(A.shape)}.")
@@ -544,7 +546,8 @@ class FalkonPreconditioner:
     Parameters
     ----------
     KMM : array of shape (M, M)
-        In the preconditioner's dtype (float64 where supported); its memory is reused.
+        In the preconditioner's dtype (float64 where supported); its memory is reused. A
+        numpy array of integers (or a nested list) is taken as float64.
     lam : float
     n : float
         The number of points (or the sum of the sample weights).
@@ -593,6 +596,8 @@ class FalkonPreconditioner:
         if kind not in ("falkon", None):
             raise ValueError(f"kind must be 'falkon' or None, got {kind!r}.")
         self.xp = _xp(xp)
+        if self.xp is np:  # integers (and lists) as float64: finfo and the factors need a float
+            KMM = as_real_array(KMM, "K_MM")
         if len(KMM.shape) != 2 or KMM.shape[0] != KMM.shape[1]:
             raise ValueError(f"K_MM must be a square matrix, got shape {tuple(KMM.shape)}.")
         self.M = KMM.shape[0]
@@ -666,6 +671,8 @@ def gram_factor_update(R, K, *, xp=None):
 
     Raises
     ------
+    TypeError
+        If R or K (numpy arrays or nested lists) do not hold real numbers.
     ValueError
         If the shapes do not match or K holds NaN or infinity.
 
@@ -681,6 +688,9 @@ def gram_factor_update(R, K, *, xp=None):
     True
     """
     xp = _xp(xp)
+    if xp is np:  # lists and integers as float64; text refused by name
+        K = as_real_array(K, "K")
+        R = None if R is None else as_real_array(R, "R")
     if len(K.shape) != 2 or (R is not None and tuple(R.shape) != (K.shape[1], K.shape[1])):
         shape_r = None if R is None else tuple(R.shape)
         raise ValueError(
@@ -741,6 +751,40 @@ class FalkonResult:
     residual: float
 
 
+def _check_falkon_arguments(B, products, rhs, lam, n, xp, max_iter, tol, callback, gram, factor):
+    """falkon_solve's arguments checked by name (each failed deep in numpy or scipy, or, for
+    n < 0, went on); returns rhs, gram and gram_factor, as float arrays for numpy."""
+    if not isinstance(B, FalkonPreconditioner):
+        raise TypeError(f"preconditioner must be a FalkonPreconditioner, got {B!r}.")
+    check_nonnegative(lam, "lam")
+    check_positive(n, "n")
+    check_count(max_iter, "max_iter")
+    check_nonnegative(tol, "tol")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be None or callable, got {callback!r}.")
+    if gram is None and factor is None and not callable(products):
+        raise TypeError(
+            "products must be a callable returning K_nMᵀ S K_nM V (or pass gram or "
+            f"gram_factor), got {products!r}."
+        )
+    M = B.M
+    out = []
+    for name, A in (("rhs", rhs), ("gram", gram), ("gram_factor", factor)):
+        if A is not None:
+            if xp is np:
+                A = as_real_array(A, name, "array")
+            square = name != "rhs"
+            if len(A.shape) != 2 or A.shape[0] != M or (square and A.shape[1] != M):
+                shape = f"(M, M) = ({M}, {M})" if square else f"(M, k) = ({M}, k)"
+                raise ValueError(
+                    f"{name} must be an array of shape {shape}, got shape {tuple(A.shape)}."
+                )
+            if not all_finite(A, xp):
+                raise ValueError(f"{name} contains NaN or infinity.")
+        out.append(A)
+    return out
+
+
 def falkon_solve(
     preconditioner,
     products,
@@ -785,6 +829,13 @@ def falkon_solve(
     -------
     FalkonResult
 
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is of the wrong type, shape or range, or ``rhs``, ``gram`` or
+        ``gram_factor`` holds NaN or infinity (the error names it). With numpy, nested lists
+        and integer arrays are taken as float64.
+
     See Also
     --------
     FalkonPreconditioner
@@ -822,6 +873,10 @@ def falkon_solve(
     """
     xp = _xp(xp)
     B = preconditioner
+    rhs, gram, gram_factor = _check_falkon_arguments(
+        B, products, rhs, lam, n, xp, max_iter, tol, callback, gram, gram_factor
+    )
+    lam, n = float(lam), float(n)
     if gram is not None and gram_factor is None:
         gram_factor = _gram_to_factor(gram, xp)
     if gram_factor is not None:

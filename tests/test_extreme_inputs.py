@@ -1480,6 +1480,78 @@ def test_falkon_preconditioner_checks_its_arguments_by_name(kwargs, message):
     np.testing.assert_allclose(plain.apply(np.ones((5, 1))), np.ones((5, 1)) / np.sqrt(20))
 
 
+@pytest.mark.parametrize(
+    "KMM",
+    [np.eye(5, dtype=int), np.eye(5).tolist(), np.eye(5, dtype=bool)],
+    ids=["int", "list", "bool"],
+)
+def test_falkon_preconditioner_takes_integers_and_lists_as_float64(KMM):
+    # "data type <class 'numpy.int64'> not inexact", and a list's AttributeError on .shape
+    from kernelcourse.solvers import FalkonPreconditioner
+
+    B = FalkonPreconditioner(KMM, 1e-3, 10)
+    ref = FalkonPreconditioner(np.eye(5), 1e-3, 10)
+    assert B.T.dtype == np.float64
+    np.testing.assert_array_equal(B.apply(np.ones((5, 1))), ref.apply(np.ones((5, 1))))
+    with pytest.raises(TypeError, match="K_MM must be a real matrix, got dtype <U1"):
+        FalkonPreconditioner(np.array([["a"]]), 1e-3, 10)
+
+
+def _falkon_problem():
+    from kernelcourse.kernels import RBF
+    from kernelcourse.solvers import FalkonPreconditioner
+
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    k = RBF(1.0)
+    KnM = k(X, X[:5])
+    B = FalkonPreconditioner(k(X[:5], X[:5]), 1e-3, 40)
+    return B, (lambda V: KnM.T @ (KnM @ V)), KnM.T @ X[:, :1], KnM
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        # each failed inside numpy or scipy (AttributeError on a list, einsum's "too many
+        # subscripts" for 1-D, "could not convert string to float"), or went on with n < 0
+        ({"rhs": "list"}, None, None),
+        ({"rhs": np.ones(5)}, ValueError, r"rhs must be an array of shape \(M, k\) = \(5, k\)"),
+        ({"rhs": np.ones((3, 1))}, ValueError, r"rhs must be an array of shape \(M, k\)"),
+        ({"rhs": np.array([["a"]] * 5)}, TypeError, "rhs must be a real"),
+        ({"rhs": np.full((5, 1), np.nan)}, ValueError, "rhs contains NaN or infinity"),
+        ({"gram": np.ones(5)}, ValueError, r"gram must be an array of shape \(M, M\)"),
+        ({"gram": np.array([["a"] * 5] * 5)}, TypeError, "gram must be a real"),
+        ({"gram_factor": np.ones(5)}, ValueError, r"gram_factor must be an array of shape"),
+        ({"gram_factor": np.full((5, 5), "a")}, TypeError, "gram_factor must be a real"),
+        ({"preconditioner": "B"}, TypeError, "preconditioner must be a FalkonPreconditioner"),
+        ({"products": "K"}, TypeError, "products must be a callable"),
+        ({"lam": "x"}, TypeError, "lam must be a real number"),
+        ({"n": -1}, ValueError, "n must be a finite number > 0"),
+        ({"max_iter": 0}, ValueError, "max_iter must be an integer >= 1"),
+        ({"tol": -1.0}, ValueError, "tol must be a finite number >= 0"),
+    ],
+)
+def test_falkon_solve_checks_its_arguments_by_name(kwargs, error, message):
+    from kernelcourse.solvers import falkon_solve
+
+    B, products, rhs, _ = _falkon_problem()
+    args = {"preconditioner": B, "products": products, "rhs": rhs, "lam": 1e-3, "n": 40}
+    if isinstance(kwargs.get("rhs"), str):  # a nested list gives the array's solution
+        ref = falkon_solve(**args).alpha
+        np.testing.assert_array_equal(falkon_solve(**(args | {"rhs": rhs.tolist()})).alpha, ref)
+        return
+    with pytest.raises(error, match=message):
+        falkon_solve(**(args | kwargs))
+
+
+def test_falkon_solve_takes_a_gram_matrix_or_factor_as_a_list():
+    from kernelcourse.solvers import falkon_solve
+
+    B, _, rhs, KnM = _falkon_problem()
+    ref = falkon_solve(B, None, rhs, 1e-3, 40, gram=KnM.T @ KnM).alpha
+    out = falkon_solve(B, None, rhs.tolist(), 1e-3, 40, gram=(KnM.T @ KnM).tolist()).alpha
+    np.testing.assert_array_equal(out, ref)
+
+
 def test_gram_factor_update_checks_its_block_by_name():
     # a block with other columns than R failed in numpy's concatenate; NaN in a block made
     # the factor NaN, silently, for every later update
@@ -1491,6 +1563,16 @@ def test_gram_factor_update_checks_its_block_by_name():
         gram_factor_update(R, K[:, :4])
     with pytest.raises(ValueError, match="K contains NaN or infinity"):
         gram_factor_update(R, np.where(K > 1, np.nan, K))
+    # a list had no .shape, text failed in numpy's sum
+    np.testing.assert_array_equal(
+        gram_factor_update(R.tolist(), K.tolist()), gram_factor_update(R, K)
+    )
+    with pytest.raises(TypeError, match="K must be a real matrix, got dtype <U1"):
+        gram_factor_update(None, np.full((2, 5), "a"))
+    with pytest.raises(TypeError, match="R must be a real matrix"):
+        gram_factor_update(np.full((5, 5), "a"), K)
+    with pytest.raises(ValueError, match=r"got K of shape \(5,\)"):
+        gram_factor_update(None, K[0])
     np.testing.assert_allclose((R2 := gram_factor_update(R, K)).T @ R2, 2 * K.T @ K)
 
 
