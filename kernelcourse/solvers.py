@@ -344,17 +344,27 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
     vector = b_arr.ndim == 1
     B = np.asarray(b_arr, dtype=np.float64).reshape(len(b_arr), -1)
 
+    gain = 0.0  # the largest max|HV| / max|V| seen: H's order of magnitude
+
     def checked(V):
+        nonlocal gain
+        if not np.isfinite(V).all():
+            # the preconditioner's results are checked, so the recursion itself overflowed:
+            # b is scaled to 1, and pᵀHp of order ‖H‖ makes a step rᵀz / pᵀHp of 1/‖H‖,
+            # beyond the float range for H of order 5e-309 and below
+            raise ValueError(
+                f"conjugate gradients overflowed: matvec returns values of order {gain:.0e} "
+                "times its input's, so a step rᵀz / pᵀHp (of order 1 / that, with b scaled "
+                "to 1) left the float range. Rescale H: multiply matvec by a constant c "
+                "that brings it near 1, and the solution by c."
+            )
         arg = V[:, 0] if vector else V
         HV = _operator_output(matvec(arg), arg.shape, "matvec", "H @ V").reshape(V.shape)
         if not np.isfinite(HV).all():
-            if preconditioner is not None and not np.isfinite(V).all():
-                # V is built from the preconditioner's results: the NaN came from there
-                raise ValueError(
-                    "preconditioner returned NaN or infinity (the search direction built "
-                    "from M⁻¹R is not finite); it must return finite values."
-                )
             raise ValueError("matvec returned NaN or infinity.")
+        top = float(np.abs(V).max())
+        if top > 0:
+            gain = max(gain, float(np.abs(HV).max()) / top)
         return HV
 
     cb = None
@@ -369,11 +379,15 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
         def prec(R):
             arg = R[:, 0] if vector else R
             Z = _operator_output(preconditioner(arg), arg.shape, "preconditioner", "M⁻¹ R")
+            if not np.isfinite(Z).all():
+                raise ValueError("preconditioner returned NaN or infinity; M⁻¹R must be finite.")
             return Z.reshape(R.shape)
 
-    result = block_cg(
-        checked, B, preconditioner=prec, max_iter=int(max_iter), tol=float(tol), callback=cb
-    )
+    # an overflowing step is reported by checked() with its cause, not by numpy's warnings
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = block_cg(
+            checked, B, preconditioner=prec, max_iter=int(max_iter), tol=float(tol), callback=cb
+        )
     warn_unconverged("conjugate_gradient", result, tol, stacklevel=3)
     x = result.x[:, 0] if vector else result.x
     return x, np.asarray(result.history)

@@ -999,6 +999,23 @@ def test_conjugate_gradient_names_the_callable_that_returned_bad_values(kwargs, 
             conjugate_gradient(b=np.arange(1.0, 5.0), **kwargs)
 
 
+@pytest.mark.parametrize("scale, b_scale", [(1e-320, 1.0), (1e-310, 1e-20)])
+def test_conjugate_gradient_says_when_its_steps_overflow(scale, b_scale):
+    # "matvec returned NaN or infinity" (and numpy's overflow warnings), though matvec had
+    # returned finite values: the steps rᵀz / pᵀHp of an operator of order 1e-320 overflow
+    H = np.diag([1.0, 2.0, 3.0, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(
+            ValueError,
+            match=r"conjugate gradients overflowed: matvec returns values of order "
+            r"\de-3\d\d times its input's.*Rescale H",
+        ):
+            conjugate_gradient(lambda v: scale * (H @ v), np.full(4, b_scale))
+    x, _ = conjugate_gradient(lambda v: 1e-300 * (H @ v), np.ones(4), tol=1e-12)
+    np.testing.assert_allclose(x, 1e300 / np.diag(H))
+
+
 @pytest.mark.parametrize(
     "A, kwargs, error, message",
     [
