@@ -574,6 +574,14 @@ class GaussianMercer(_EigenExpansion):
             or n_features < 1
         ):
             raise ValueError(f"n_features must be an integer >= 1, got {n_features!r}.")
+        # each of the n_terms multi-indices is a tuple of d degrees, then a row of an int64
+        # table: n_features = 2**62 was a MemoryError with an empty message
+        check_memory(
+            16 * (n_terms + 1) * n_features,
+            f"GaussianMercer with n_terms={n_terms} multi-indices of n_features={n_features} "
+            "degrees each",
+            "lower n_features",
+        )
         a = 0.25 / self.sigma / self.sigma  # σ² would underflow to 0 below 1e-154
         if not math.isfinite(a):
             raise ValueError(

@@ -131,6 +131,15 @@ def test_gaussian_mercer_refuses_a_huge_n_terms_at_once():
     assert time.perf_counter() - start < 1.0
 
 
+def test_gaussian_mercer_names_an_n_features_too_large_for_memory():
+    # the multi-index table of 3 × 2**62 degrees was a MemoryError with an empty message
+    from kernelcourse.rkhs import GaussianMercer
+
+    with pytest.raises(MemoryError, match="n_features=4611686018427387904.*lower n_features"):
+        GaussianMercer(1.0, 1.0, 3, n_features=2**62)
+    assert GaussianMercer(1.0, 1.0, 3, n_features=1000).multi_indices.shape == (3, 1000)
+
+
 def test_kitchen_sinks_basis_returning_nan_is_named_at_fit():
     def ragged_log(X, W):
         return np.log(X @ W.T)  # NaN for negative projections
