@@ -70,6 +70,16 @@ def _check_kernel(kernel):
     return kernel
 
 
+def _real_scalar(c):
+    """``c`` if it is a real number (not a bool), a 0-d numeric array as its scalar, else
+    None."""
+    if isinstance(c, np.ndarray) and c.ndim == 0:
+        c = c[()]
+    if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
+        return None
+    return c
+
+
 class RKHSFunction:
     r"""An element :math:`f = \sum_{i=1}^n \alpha_i K(x_i, \cdot)` of :math:`\mathcal H_0`.
 
@@ -106,7 +116,9 @@ class RKHSFunction:
     1.1244
     """
 
-    __array_priority__ = 1000  # so that numpy scalars times f call our __rmul__
+    # numpy arrays and scalars leave every operator to f (c * f calls our __rmul__): else
+    # np.array(2.0) * f raised TypeError and f * np.array(2.0) was a 0-d object array
+    __array_ufunc__ = None
 
     def __init__(self, kernel, centers, coef):
         self.kernel = _check_kernel(kernel)
@@ -194,7 +206,8 @@ class RKHSFunction:
         return (-1.0) * self
 
     def __mul__(self, c):
-        if isinstance(c, bool) or not isinstance(c, numbers.Real):
+        c = _real_scalar(c)
+        if c is None:
             return NotImplemented
         if not np.isfinite(c):
             raise ValueError(f"scalar must be finite, got {c!r}.")
@@ -203,7 +216,8 @@ class RKHSFunction:
     __rmul__ = __mul__
 
     def __truediv__(self, c):
-        if isinstance(c, bool) or not isinstance(c, numbers.Real):
+        c = _real_scalar(c)
+        if c is None:
             return NotImplemented
         if c == 0:
             raise ZeroDivisionError("cannot divide an RKHS function by 0.")

@@ -145,6 +145,23 @@ def test_bad_input_errors():
         _ = f * "2"
 
 
+def test_scalars_as_0d_arrays_scale_like_floats():
+    # np.array(2.0) * f raised TypeError and f * np.array(2.0) was a 0-d object array
+    f = RKHSFunction(RBF(1.0), [[0.0], [1.0]], [1.0, -0.5])
+    X = np.array([[0.2], [0.7]])
+    for c in (np.array(2.0), np.array(2), np.float64(2.0), np.float32(2.0), np.int64(2)):
+        for g in (c * f, f * c, f / np.array(0.5)):
+            assert isinstance(g, RKHSFunction)
+            np.testing.assert_allclose(g(X), 2.0 * f(X))
+    for bad in (np.array([2.0]), np.array(True), np.array("2")):
+        with pytest.raises(TypeError):
+            _ = bad * f
+        with pytest.raises(TypeError):
+            _ = f * bad
+    with pytest.raises(ValueError, match="scalar must be finite"):
+        _ = np.array(np.inf) * f
+
+
 # -- Mercer ----------------------------------------------------------------------------------------
 def gaussian_sampler(sigma):
     return lambda n, rng: rng.normal(0.0, sigma, size=(n, 1))
