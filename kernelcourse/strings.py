@@ -328,7 +328,14 @@ class WeightedDegreeKernel(StringKernel):
         return {"degree": self.degree, "alphabet": self.alphabet, "unknown": self.unknown}
 
     def feature_dim(self, length):
-        r"""The dimension :math:`\sum_d (N - d + 1)\,|\mathcal A|^d` for strings of length N."""
+        r"""The dimension :math:`\sum_d (N - d + 1)\,|\mathcal A|^d` for strings of length N.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``length`` is not an integer >= 0.
+        """
+        length = check_count(length, "length", minimum=0)
         A = len(self.alphabet)
         # terms with d > N are 0: stop there, not at the degree (4**d for d up to 10**6 took
         # minutes of big-integer arithmetic on strings of length 4)

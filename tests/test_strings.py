@@ -70,6 +70,18 @@ def test_weighted_degree_matches_definition():
     assert is_psd(K)
 
 
+def test_weighted_degree_feature_dim_names_a_bad_length():
+    # "4" failed with a bare "'<' not supported between instances of 'str' and 'int'"
+    kern = WeightedDegreeKernel(4)
+    assert kern.feature_dim(np.int64(2)) == kern.feature_dim(2) == 2 * 4 + 16
+    assert kern.feature_dim(0) == 0
+    for bad in ("4", 2.0, True):
+        with pytest.raises(TypeError, match="length must be an integer"):
+            kern.feature_dim(bad)
+    with pytest.raises(ValueError, match="length must be an integer >= 0"):
+        kern.feature_dim(-1)
+
+
 def test_construction_rules_stay_psd_with_sparse_maps():
     seqs, _ = planted_motif_sequences(8, length=30, random_state=2)
     s, w = SpectrumKernel(3), WeightedDegreeKernel(3)
