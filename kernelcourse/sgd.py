@@ -494,6 +494,12 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
     kernelcourse.ridge.FeatureRidge
         Ridge regression on the same features, solved exactly.
 
+    Notes
+    -----
+    Binary only (one weight vector; scikit-learn's tag ``classifier_tags.multi_class`` is
+    False): a y or ``classes`` with more than two labels is refused with "Only binary
+    classification is supported", and one with a single class is refused too.
+
     References
     ----------
     Strategy ⑤: :doc:`chapter 3 </book/03_kernel_trick_six_ways>`;
@@ -576,10 +582,17 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             if classes is None:
                 raise ValueError("classes must be given on the first call to partial_fit.")
             classes = np.unique(classes)
-            if len(classes) != 2:
+            # the openings are those scikit-learn's checks (and users' code) look for
+            if len(classes) > 2:
                 raise ValueError(
-                    f"classes must hold exactly two labels for this binary classifier, got "
-                    f"{list(classes)}."
+                    "Only binary classification is supported: classes must hold exactly two "
+                    f"labels for this binary classifier, got {classes.tolist()}."
+                )
+            if len(classes) != 2:
+                what = "one class" if len(classes) == 1 else "no class"
+                raise ValueError(
+                    f"classes holds {what} ({classes.tolist()}), but this binary classifier "
+                    "needs exactly two labels (fit takes them from y)."
                 )
         X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32])
         check_labels(y)
@@ -648,6 +661,11 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         self.coef_ = self._w_avg[None, :-1].copy()
         self.intercept_ = self._w_avg[-1:].copy()
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # one weight vector: two classes
+        return tags
 
     def _progress_line(self, Z, s, start, n):
         """Rows done, steps, and the loss of the averaged model on this batch (computed only

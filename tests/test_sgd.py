@@ -3,10 +3,12 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.kernel_approximation import RBFSampler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelcourse import sgd
 from kernelcourse.features import RandomFourierFeatures
 from kernelcourse.kernels import RBF, Linear, Polynomial
+from kernelcourse.sgd import FeatureSGDClassifier
 
 
 def _problem(n=60, d=3, T=200, seed=0):
@@ -191,3 +193,18 @@ def test_counts_and_step_sizes_refuse_bools_by_name():
         for step in (True, np.array([True])):
             with pytest.raises(TypeError, match="step_size must be a number"):
                 strategy(X, y, Polynomial(degree=2), order=order, step_size=step)
+
+
+@parametrize_with_checks([FeatureSGDClassifier(random_state=0)])
+def test_feature_sgd_is_sklearn_compatible(estimator, check):
+    # it was not checked, and failed 21 checks: no binary-only tag, and errors for a
+    # multiclass or one-class y that did not say so in the words the checks look for
+    check(estimator)
+
+
+def test_feature_sgd_names_multiclass_and_one_class_y():
+    X, y = _two_moons(60)
+    with pytest.raises(ValueError, match="^Only binary classification is supported.*exactly two"):
+        FeatureSGDClassifier().fit(X, np.arange(60) % 3)
+    with pytest.raises(ValueError, match=r"classes holds one class \(\[1\]\)"):
+        FeatureSGDClassifier().fit(X, np.ones(60, dtype=int))
