@@ -911,7 +911,17 @@ def falkon_solve(
             callback(it, B.apply(beta), res)
 
     b = B.apply_t(rhs)
-    result = block_cg(matvec, b, xp=xp, max_iter=max_iter, tol=tol, callback=coef_cb, eps=eps)
+    try:
+        result = block_cg(matvec, b, xp=xp, max_iter=max_iter, tol=tol, callback=coef_cb, eps=eps)
+    except NotPositiveDefiniteError as err:
+        # the operator is positive definite in exact arithmetic (products of the form
+        # K_nMᵀ S K_nM V): only round-off makes it indefinite, and the error says why
+        raise NotPositiveDefiniteError(
+            f"{err} FALKON's system Bᵀ(K_nMᵀK_nM + λnK_MM)B is positive definite in exact "
+            f"arithmetic; round-off made it indefinite, so it is singular to working "
+            f"precision: lam={lam:g} is too small for these centres (nearly dependent ones, "
+            "or kernel values far above lam). Raise lam or use fewer centres."
+        ) from err
     # the recursion's residual can drift from the truth (a nearly singular K_MM); one more
     # product measures it
     true = b - matvec(result.x)

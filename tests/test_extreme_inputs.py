@@ -742,6 +742,19 @@ def test_float64_falkon_warns_when_lam_is_below_the_round_off_of_its_kernel(prec
         NystroemKRR(**kw).fit(X, y)  # at scale 1 λ is far above the round-off: silent
 
 
+def test_falkon_says_why_its_system_lost_definiteness():
+    # ten centres in three dimensions with λ = 1e-20: the system is singular to round-off,
+    # and CG's "pᵀHp < 0 ... need a symmetric positive definite H" did not say that FALKON's
+    # system is definite in exact arithmetic, nor what to change
+    from kernelcourse.solvers import NotPositiveDefiniteError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
+    model = NystroemKRR(kernel="linear", n_components=10, lam=1e-20, random_state=0)
+    with pytest.raises(NotPositiveDefiniteError, match=r"pᵀHp = .*lam=1e-20 .*Raise lam"):
+        model.fit(X, y)
+
+
 def test_float32_falkon_takes_its_right_hand_side_from_the_kernel_entries_of_its_system():
     # K_nMᵀy came from row blocks computed one way and CG's products from tiles computed
     # another: their float32 roundings differed, 1/λ magnified the mismatch, and the
