@@ -40,10 +40,13 @@ from ._validation import (
     all_finite,
     cast_for_kernel,
     cast_to,
+    check_count,
     check_fit_input,
     check_labels,
     check_memory,
+    check_positive,
     check_weights,
+    count_constraint,
     finite_gram,
     kernel_params_of,
     validate_data,
@@ -415,16 +418,12 @@ def sparse_ridge_cg(
     """
     if not (sp.issparse(Z) or hasattr(Z, "rmatvec")):
         raise TypeError(f"Z must be a scipy.sparse matrix or BinCodes, got {type(Z).__name__}.")
-    if not (isinstance(lam, numbers.Real) and lam > 0):
-        raise ValueError(f"lam must be a positive number for the iterative solver, got {lam!r}.")
-    if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
-    if not (isinstance(tol, numbers.Real) and tol > 0):
-        raise ValueError(f"tol must be a positive number, got {tol!r}.")
+    # bools are not numbers here, and tol=inf would stop CG before its first step (w = 0)
+    lam = check_positive(lam, "lam")
+    max_iter = check_count(max_iter, "max_iter")
+    tol = check_positive(tol, "tol")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be None or callable, got {callback!r}.")
-    if not np.isfinite(lam):
-        raise ValueError(f"lam must be a finite number > 0, got {lam!r}.")
     Y = np.asarray(Y)
     if Y.dtype.kind not in "biuf":
         raise TypeError(f"Y must be a real numeric array, got dtype {Y.dtype}.")
@@ -439,14 +438,7 @@ def sparse_ridge_cg(
         raise ValueError("Y contains NaN or infinity; remove or impute those entries.")
     if sp.issparse(Z) and Z.dtype.kind not in "biuf":
         raise TypeError(f"Z must hold real numbers, got dtype {Z.dtype}.")
-    sw = None
-    if sample_weight is not None:
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        if sw.shape != (n,) or not np.isfinite(sw).all() or (sw < 0).any() or not sw.sum() > 0:
-            raise ValueError(
-                f"sample_weight must be {n} finite non-negative numbers with a positive sum, "
-                f"got shape {sw.shape}."
-            )
+    sw = check_weights(sample_weight, np.empty((n, 0)))
     if sp.issparse(Z):
         Z = sp.csr_matrix(Z, dtype=np.float64)
         if not np.isfinite(Z.data).all():
@@ -460,7 +452,6 @@ def sparse_ridge_cg(
 
     else:  # BinCodes: the cell index of each point in each grid
         rmatvec, col_sq = Z.rmatvec, Z.column_sq_norms(sw)
-    lam = float(lam)
 
     def weighted(R):  # S r
         return R if sw is None else R * sw[:, None]
@@ -1011,7 +1002,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [count_constraint()],
         "verbose": ["verbose", None],
     }
 

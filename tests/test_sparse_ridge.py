@@ -169,3 +169,31 @@ def test_sample_weight_on_sparse_features_is_repeating_rows(fit_intercept):
     # the solver's own check names the weights
     with pytest.raises(ValueError, match="sample_weight"):
         sparse_ridge_cg(Z, y, 0.1, sample_weight=-np.ones(len(X)))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        # tol=inf stopped CG before its first step: w = 0 with no warning
+        ({"tol": np.inf}, ValueError, "tol must be a finite number > 0, got inf"),
+        # bools were taken as numbers: one iteration, tol = 1, λ = 1
+        ({"tol": True}, TypeError, "tol must be a real number, got True"),
+        ({"max_iter": True}, TypeError, "max_iter must be an integer, got True"),
+        ({"lam": True}, TypeError, "lam must be a real number, got True"),
+        ({"lam": "1"}, TypeError, "lam must be a real number"),
+        # numpy's "could not convert string to float" named no argument
+        ({"sample_weight": ["a"] * 300}, ValueError, "sample_weight"),
+    ],
+)
+def test_sparse_ridge_cg_checks_its_arguments_by_name(kwargs, error, message):
+    _, y, _, Z = binned()
+    kwargs = {"lam": 1.0, **kwargs}
+    with pytest.raises(error, match=message):
+        sparse_ridge_cg(Z, y, **kwargs)
+
+
+def test_feature_ridge_refuses_a_bool_max_iter():
+    # max_iter=True was one conjugate-gradient iteration
+    X, y, rb, _ = binned()
+    with pytest.raises(ValueError, match="max_iter"):
+        FeatureRidge(rb, max_iter=True).fit(X, y)
