@@ -428,8 +428,12 @@ def sparse_ridge_cg(
     if Y.dtype.kind not in "biuf":
         raise TypeError(f"Y must be a real numeric array, got dtype {Y.dtype}.")
     n, D = Z.shape
+    if n == 0 or D == 0:
+        raise ValueError(f"Z has shape {Z.shape}; it needs at least one row and one column.")
     if Y.ndim not in (1, 2) or len(Y) != n:
         raise ValueError(f"Y has shape {Y.shape} but Z has {n} rows; Y must be (n,) or (n, k).")
+    if Y.ndim == 2 and Y.shape[1] == 0:
+        raise ValueError(f"Y has shape {Y.shape}: it needs at least one column of targets.")
     Y = Y.astype(np.float64, copy=False)
     vector = Y.ndim == 1
     Y = Y[:, None] if vector else Y
@@ -444,8 +448,9 @@ def sparse_ridge_cg(
         if not np.isfinite(Z.data).all():
             raise ValueError("Z contains NaN or infinity; remove or impute those entries.")
         Zt = Z.T.tocsr()  # Zᵀr as a row-major product: faster than a transposed CSR product
-        Zsq = Z.multiply(Z)
-        col_sq = np.asarray(Zsq.sum(axis=0)).ravel() if sw is None else Zsq.T @ sw
+        with np.errstate(over="ignore"):  # an overflow is refused below, by name
+            Zsq = Z.multiply(Z)
+            col_sq = np.asarray(Zsq.sum(axis=0)).ravel() if sw is None else Zsq.T @ sw
 
         def rmatvec(R, out=None):
             return Zt @ R if out is None else np.add(out, Zt @ R, out=out)
@@ -474,9 +479,19 @@ def sparse_ridge_cg(
 
     # M = blockdiag(Z_pᵀSZ_p) + λI = diag(ZᵀSZ) + λI; centred, diag(Z_cᵀSZ_c) is
     # diag(ZᵀSZ) − (Σs) z̄², a sum of squares that cancellation may leave just below 0
-    diag = col_sq + lam
-    if fit_intercept:
-        diag = np.maximum(col_sq - total * z_mean**2, 0.0) + lam
+    with np.errstate(over="ignore", invalid="ignore"):  # the error below says what overflowed
+        diag = col_sq + lam
+        if fit_intercept:
+            diag = np.maximum(col_sq - total * z_mean**2, 0.0) + lam
+        # ‖ZᵀSZ‖ is at most the sum of the column sums: CG's products stay finite below it
+        finite = np.isfinite(diag).all() and np.isfinite(col_sq.sum())
+    if not finite:
+        big = float(abs(Z).max()) if sp.issparse(Z) else 1.0
+        raise ValueError(
+            f"Z is too large in magnitude (largest |entry| {big:.3g}): the sums of squares of "
+            "its columns (weighted by sample_weight) overflow floating point; rescale Z or "
+            "sample_weight."
+        )
     # With an intercept Y is centred with its weighted mean ȳ as Z is (b = ȳ − z̄ᵀw), so
     # CG's relative residual is measured against the part of Y that w must explain (targets
     # of 1e9 ± 1 otherwise stop with w wrong in the second digit).

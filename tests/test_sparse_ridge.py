@@ -197,3 +197,27 @@ def test_feature_ridge_refuses_a_bool_max_iter():
     X, y, rb, _ = binned()
     with pytest.raises(ValueError, match="max_iter"):
         FeatureRidge(rb, max_iter=True).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "Z, Y, message",
+    [
+        # "max() arg is an empty sequence"
+        (sp.eye(6, 4, format="csr"), np.ones((6, 0)), r"Y has shape \(6, 0\)"),
+        # ZeroDivisionError: integer division or modulo by zero
+        (sp.csr_matrix((6, 0)), np.ones(6), r"Z has shape \(6, 0\)"),
+        (sp.csr_matrix((0, 4)), np.ones(0), r"Z has shape \(0, 4\)"),
+    ],
+)
+def test_sparse_ridge_cg_refuses_empty_inputs_by_name(Z, Y, message):
+    with pytest.raises(ValueError, match=message):
+        sparse_ridge_cg(Z, Y, 1.0)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_sparse_ridge_cg_refuses_features_whose_squares_overflow(fit_intercept):
+    # entries of 1e200 overflowed in the column sums of squares (the preconditioner): CG
+    # then returned w = 0 or stopped at max_iter with the mean, after numpy's overflow warning
+    Z = sp.csr_matrix(np.random.default_rng(0).normal(size=(20, 3)) * 1e200)
+    with pytest.raises(ValueError, match="Z is too large in magnitude"):
+        sparse_ridge_cg(Z, np.ones(20), 1.0, fit_intercept=fit_intercept)
