@@ -530,3 +530,13 @@ def test_leverage_sampling_refuses_a_pool_that_cannot_fit():
     )
     with pytest.raises(ValueError, match="lower pool_factor or n_components"):
         est.fit(X)
+
+
+@pytest.mark.parametrize("name", ["scale", "offset"])
+def test_fourier_features_refuses_a_scale_or_offset_beyond_float32(name):
+    # cast to the float32 of X, scale=1e300 became infinity and every feature NaN (offset=1e300
+    # was blamed on X)
+    X = np.ones((3, 2), dtype=np.float32)
+    args = {"offset": 0.0, "scale": 1.0, name: 1e300}
+    with pytest.raises(ValueError, match=f"{name} has entries of magnitude 1e\\+300"):
+        fourier_features(X, np.ones((2, 4)), args["offset"], args["scale"])

@@ -31,6 +31,7 @@ from .._array_api import device_of, namespace_of
 from .._threads import for_each_row_block
 from .._validation import (
     as_float_matrix,
+    cast_to,
     check_count,
     check_memory,
     kernel_params_of,
@@ -76,7 +77,9 @@ def _as_finite_vector(value, name, D, dtype):
         )
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity.")
-    return np.ascontiguousarray(np.broadcast_to(arr.astype(dtype), (D,)))
+    # in float32, 1e300 would become infinity (and every feature NaN)
+    arr = cast_to(arr.astype(np.float64), dtype, name)
+    return np.ascontiguousarray(np.broadcast_to(arr, (D,)))
 
 
 def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
