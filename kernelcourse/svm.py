@@ -56,7 +56,7 @@ from ._validation import (
     kernel_params_of,
     validate_data,
 )
-from .kernels import KERNEL_NAMES, Kernel, _gram_rows, resolve_kernel
+from .kernels import KERNEL_NAMES, Kernel, _gram_rows, _power_of_two_scale, resolve_kernel
 from .solvers import _scaled_colnorm, block_cg
 
 __all__ = ["KernelSVC", "PrimalSVC", "smo_solve", "SMOResult"]
@@ -1423,7 +1423,14 @@ def _cg(matvec, b, *, rtol, maxiter):
 
 def _line_search_squared_hinge(w, d, m, s, c):
     """Exact minimiser t of the piecewise quadratic φ(t) = ½‖w + t d‖² + Σ c max(0, 1−m−ts)²,
-    found by one-dimensional Newton steps, each exact on the current piece."""
+    found by one-dimensional Newton steps, each exact on the current piece.
+
+    The search runs along d/u for a power of two u (exact) where d is so small or large
+    that d·d would underflow or overflow (C near 1e-300 gives d of that order: d·d was 0,
+    and w never moved); then t is in units of d/u and returned in units of d."""
+    u = _power_of_two_scale(float(np.max(np.abs(d), initial=0.0)), np.float64)
+    if u != 1.0:
+        d, s = d / u, s / u
     wd, dd = float(w @ d), float(d @ d)
     t = 0.0
     for _ in range(100):
@@ -1435,11 +1442,11 @@ def _line_search_squared_hinge(w, d, m, s, c):
         if hess <= 0:
             break
         t_new = t - grad / hess
-        if abs(t_new - t) <= 1e-12 * max(1.0, abs(t)):
+        if abs(t_new - t) <= 1e-12 * max(u, abs(t)):  # |Δt| ≤ 1e-12·max(1, |t|) along d
             t = t_new
             break
         t = t_new
-    return t
+    return t / u
 
 
 def _dcd_hinge(Z, y, c, tol, max_iter, rng, progress=None):

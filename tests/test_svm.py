@@ -577,3 +577,19 @@ def test_max_iter_refuses_a_bool_by_name(Est):
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValueError, match="'max_iter' parameter .*not a bool.*Got True"):
         Est(max_iter=True).fit(X, (X[:, 0] > 0).astype(int))
+
+
+@pytest.mark.parametrize("C", [1e-200, 1e-300])
+def test_primal_squared_hinge_with_a_tiny_C_scales_with_C(C):
+    # with C below about 1e-154 the Newton direction d was so small that d·d underflowed to
+    # 0 in the line search: w stayed 0 for max_iter steps, with a warning to raise max_iter.
+    # For tiny C, w ≈ 2C Σ y_i z̃_i (every margin ≈ 0), linear in C.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    ref = PrimalSVC(C=1e-100).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        tiny = PrimalSVC(C=C).fit(X, y)
+    np.testing.assert_allclose(tiny.coef_ * (1e-100 / C), ref.coef_, rtol=1e-6)
+    np.testing.assert_array_equal(tiny.predict(X), ref.predict(X))
