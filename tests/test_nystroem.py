@@ -248,3 +248,11 @@ def test_ridge_leverage_scores_validates(args, match):
 
     with pytest.raises(ValueError, match=match):
         ridge_leverage_scores(*args)
+
+
+@pytest.mark.parametrize("param", ["n_components", "rank"])
+def test_nystroem_refuses_a_bool_count(param):
+    # True was taken as 1: one landmark (or rank one) without a word
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match=f"'{param}' parameter.*not a bool"):
+        Nystroem(**{"n_components": 10, param: True}).fit(X)

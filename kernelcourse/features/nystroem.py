@@ -42,6 +42,7 @@ from .._validation import (
     as_float_matrix,
     as_float_vector,
     check_positive,
+    count_constraint,
     kernel_params_of,
     validate_data,
 )
@@ -268,8 +269,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
         "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "rank": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_components": [count_constraint()],
+        "rank": [count_constraint(), None],
         "sampling": [StrOptions({"uniform", "leverage"})],
         "ridge": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "random_state": ["random_state"],
