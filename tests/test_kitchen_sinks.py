@@ -165,3 +165,12 @@ def test_fit_box_constrained_validates_y_and_parameters(y, kwargs, error, match)
     args = {"C": 1.0, **kwargs}
     with pytest.raises(error, match=match):
         fit_box_constrained(np.random.default_rng(0).normal(size=(4, 3)), y, **args)
+
+
+@pytest.mark.parametrize("order", [True, False])
+def test_kitchen_sinks_refuse_a_bool_order(order):
+    # order=True was order 1 and order=False order 0 (the step function), where ArcCosine
+    # refuses bools
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    with pytest.raises(TypeError, match="order must be an integer"):
+        RandomKitchenSinks(basis="arccos", order=order, n_components=5).fit(X)

@@ -214,6 +214,7 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             If ``scale`` times a drawn N(0, 1) value overflows (``"cosine"``).
         """
         self._validate_params()
+        check_count(self.order, "order", minimum=0)  # True is not order 1, as in ArcCosine
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         rng = check_random_state(self.random_state)
         q, d = check_count(self.n_components, "n_components"), X.shape[1]
