@@ -493,6 +493,8 @@ def smo_solve(
     y = as_float_vector(y, "y", n)
     if not np.isin(y, (-1.0, 1.0)).all():
         raise ValueError("y must hold labels -1 and +1 only (encode the two classes first).")
+    if np.asarray(C).dtype.kind not in "iuf":  # text, None or bools are no bounds
+        raise TypeError(f"C must be a real number or array of them, got {C!r}.")
     C = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)) if np.ndim(C) == 0 else C
     C = np.asarray(C, dtype=np.float64)
     if C.shape != (n,) or np.isnan(C).any() or (C < 0).any():
@@ -502,6 +504,8 @@ def smo_solve(
     tol = float(tol)  # the compiled loops take a float64: an int of 10**20 failed to type
     if max_iter is not None:
         max_iter = check_count(max_iter, "max_iter")
+    if not isinstance(shrinking, (bool, np.bool_)):  # "no" would be taken as true
+        raise TypeError(f"shrinking must be True or False, got {shrinking!r}.")
     q = (
         _WORKING_SET
         if working_set_size is None

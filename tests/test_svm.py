@@ -366,6 +366,12 @@ def test_class_weight_matches_sklearn(class_weight):
         ({"y": np.array([1.0, 0.0, 1.0, 0.0])}, ValueError, "y must hold labels -1 and"),
         ({"C": -np.ones(4)}, ValueError, "C must be a number"),
         ({"C": np.ones(3)}, ValueError, "C must be a number"),
+        # numpy's "could not convert string to float" named no argument, and bools were
+        # taken as bounds (C=True: C = 1; shrinking="no": shrinking on)
+        ({"C": "a"}, TypeError, "C must be a real number or array"),
+        ({"C": True}, TypeError, "C must be a real number or array"),
+        ({"C": None}, TypeError, "C must be a real number or array"),
+        ({"shrinking": "no"}, TypeError, "shrinking must be True or False"),
         ({"gram": "K"}, TypeError, "gram must be"),
         ({"gram": np.ones((4, 3))}, ValueError, "gram must be a square"),
         ({"gram": np.diag([1.0, np.inf, 1.0, 1.0])}, ValueError, "gram contains NaN"),
