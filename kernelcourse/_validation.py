@@ -208,11 +208,21 @@ def cast_to(X, dtype, name="X", *, xp=None):
             out = X.astype(dtype, copy=False)
             fits = out is X or bool(np.isfinite(out).all())
             dtype_name = np.dtype(dtype).name
+    if out is X or X.size == 0:
+        return out
+    big = float(np.abs(X).max()) if xp is None else float(xp.max(xp.abs(X)))
     if not fits:
-        big = float(np.abs(X).max()) if xp is None else float(xp.max(xp.abs(X)))
         raise ValueError(
             f"{name} has entries of magnitude {big:.3g}, beyond the range "
             f"of dtype={dtype_name}; use dtype=float64 or rescale {name}."
+        )
+    tiny = float(np.finfo(np.float32 if dtype_name == "float32" else np.float64).tiny)
+    if 0.0 < big < tiny:
+        # every entry would be subnormal or 0: y of 1e-300 became 0, and so did the fit
+        raise ValueError(
+            f"{name} has entries of magnitude at most {big:.3g}, below the normal range "
+            f"of dtype={dtype_name} (they would round to 0 or keep a few bits); use "
+            f"dtype=float64 or rescale {name}."
         )
     return out
 

@@ -1304,6 +1304,23 @@ def test_nystroem_krr_on_targets_whose_squares_overflow(dtype):
         np.testing.assert_allclose(huge.predict(X) / 1e300, unit.predict(X), rtol=1e-12)
 
 
+@pytest.mark.parametrize("inputs", ["numpy", "array-api-strict"])
+def test_float32_fits_name_targets_below_its_range(inputs, monkeypatch):
+    # y of 1e-300 became 0 in float32, and KernelRidge predicted 0 everywhere in silence
+    import sklearn
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = X[:, 0] * 1e-300
+    if inputs != "numpy":
+        xp = pytest.importorskip("array_api_strict")
+        monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+        X, y = xp.asarray(X), xp.asarray(y)
+    with sklearn.config_context(array_api_dispatch=inputs != "numpy"):
+        with pytest.raises(ValueError, match=r"^y has entries of magnitude at most 2\.3\de-300"):
+            KernelRidge(dtype=np.float32).fit(X, y)
+        KernelRidge(dtype=np.float64).fit(X, y)  # float64 holds them
+
+
 @pytest.mark.parametrize(
     "dtype, scale, weight, message",
     [
