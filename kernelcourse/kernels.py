@@ -562,6 +562,7 @@ class RBF(Kernel):
         return rows
 
     def _diag(self, X):
+        self._scaled(X[:0])  # a γ per feature must match X's features, as in the Gram matrix
         return np.ones(len(X), dtype=X.dtype)
 
 

@@ -340,3 +340,11 @@ def test_float32_rbf_far_beyond_its_squares_range_is_the_float64_kernel(scale, g
     np.testing.assert_allclose(rows, expected[:5], atol=1e-6)
     if gamma == "spread":
         assert expected.min() < 0.5  # the kernel is not trivially 1
+
+
+def test_ard_rbf_diagonal_checks_the_number_of_features():
+    # the Gram matrix refused X with 3 features for 2 γ's, and the diagonal returned ones
+    k = kn.RBF(gamma=[1.0, 2.0])
+    with pytest.raises(ValueError, match="gamma has 2 entries .* X has 3 features"):
+        k.diag(np.ones((4, 3)))
+    np.testing.assert_array_equal(k.diag(np.ones((4, 2))), np.ones(4))
