@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import os
 import re
+import warnings
 
 import numpy as np
 import scipy.sparse
@@ -464,3 +466,15 @@ def check_cosine_arguments(t, xp=None):
             "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
             "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
         )
+    if xp is None and t.size:
+        big = float(np.abs(t).max())
+        if big * float(np.finfo(t.dtype).eps) > math.pi:
+            # neighbouring floats there are more than π apart: the phase, and with it every
+            # cosine and sine (cos(t − π/2) is cos t there), is rounding noise
+            warnings.warn(
+                f"the cosine's arguments ωᵀx + b reach {big:.3g}, where {t.dtype} cannot "
+                "resolve their phase: the features are rounding noise. Rescale X (for example "
+                "standardize it) or lower γ.",
+                RuntimeWarning,
+                stacklevel=4,
+            )
