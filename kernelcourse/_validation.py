@@ -85,7 +85,10 @@ def as_real_array(A, name, what="matrix"):
 
 def _as_float(value, name):
     """``float(value)`` for a real number, refusing (by name) a type that is not one and an
-    integer beyond the float range (``float(10**400)`` raises OverflowError)."""
+    integer beyond the float range (``float(10**400)`` raises OverflowError). A 0-d numeric
+    array (``np.array(1.0)``, what ``np.asarray`` makes of a number) counts as its number."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}.")
     try:

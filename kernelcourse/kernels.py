@@ -757,7 +757,7 @@ class Polynomial(Kernel):
         return (self.gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
 
     def feature_dim(self, n_features):
-        m = n_features + (1 if self.coef0 > 0 else 0)
+        m = check_count(n_features, "n_features") + (1 if self.coef0 > 0 else 0)
         return math.comb(m + self.degree - 1, self.degree)
 
     def _features(self, X):
@@ -886,7 +886,7 @@ class Linear(Kernel):
         return np.einsum("ij,ij->i", X @ self.A, X)
 
     def feature_dim(self, n_features):
-        return n_features
+        return check_count(n_features, "n_features")
 
     def _features(self, X):
         self._check_dim(X)
@@ -920,7 +920,7 @@ class Cosine(Kernel):
         return np.any(X != 0, axis=1).astype(X.dtype)
 
     def feature_dim(self, n_features):
-        return n_features
+        return check_count(n_features, "n_features")
 
     def _features(self, X):
         return self._normalize(X)
@@ -1323,6 +1323,8 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, **kernel_params):
             return Linear(**kernel_params)
         return Cosine(**kernel_params)
     except TypeError as err:
+        if not kernel_params:  # the error is about gamma, and already names it
+            raise
         raise ValueError(
             f"bad kernel parameters {sorted(kernel_params)} for {name!r}: {err}"
         ) from err

@@ -348,3 +348,20 @@ def test_ard_rbf_diagonal_checks_the_number_of_features():
     with pytest.raises(ValueError, match="gamma has 2 entries .* X has 3 features"):
         k.diag(np.ones((4, 3)))
     np.testing.assert_array_equal(k.diag(np.ones((4, 2))), np.ones(4))
+
+
+def test_counts_and_zero_d_parameters():
+    # feature_dim(True) was 3 for the quadratic kernel (True taken as one feature); a 0-d
+    # array γ, what np.asarray makes of a number, was "not a real number", and through an
+    # estimator "bad kernel parameters [] for 'rbf'"
+    from kernelcourse.ridge import KernelRidge
+
+    for k in (kn.Polynomial(), kn.Linear(), kn.Cosine()):
+        with pytest.raises(TypeError, match="n_features must be an integer, got True"):
+            k.feature_dim(True)
+    assert kn.RBF(np.array(0.5)).gamma == 0.5
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    model, ref = (KernelRidge(gamma=g).fit(X, X[:, 0]) for g in (np.array(0.5), 0.5))
+    np.testing.assert_array_equal(model.predict(X), ref.predict(X))
+    with pytest.raises(TypeError, match="gamma must be a real number, got array"):
+        kn.RBF(np.array(True))
