@@ -207,21 +207,24 @@ def cast_to(X, dtype, name="X", *, xp=None):
     with np.errstate(over="ignore"):  # the error below names the argument
         if xp is not None:
             out = xp.astype(X, dtype, copy=False)
-            fits = out is X or all_finite(out, xp)
             dtype_name = str(dtype).rsplit(".", 1)[-1]
         else:
             out = X.astype(dtype, copy=False)
-            fits = out is X or bool(np.isfinite(out).all())
             dtype_name = np.dtype(dtype).name
-    if out is X or X.size == 0:
+    if out is X or math.prod(X.shape) == 0:  # (a tensor's .size is a method)
         return out
+    # One pass over X for both checks (a second would be a second pass over a dask array):
+    # rounding is monotone, so some entry becomes infinity exactly when the largest
+    # magnitude does, and a NaN makes that maximum NaN.
     big = float(np.abs(X).max()) if xp is None else float(xp.max(xp.abs(X)))
+    with np.errstate(over="ignore"):
+        fits = bool(np.isfinite(np.float64(big).astype(dtype_name)))
     if not fits:
         raise ValueError(
             f"{name} has entries of magnitude {big:.3g}, beyond the range "
             f"of dtype={dtype_name}; use dtype=float64 or rescale {name}."
         )
-    tiny = float(np.finfo(np.float32 if dtype_name == "float32" else np.float64).tiny)
+    tiny = float(np.finfo(dtype_name).tiny)
     if 0.0 < big < tiny:
         # every entry would be subnormal or 0: y of 1e-300 became 0, and so did the fit
         raise ValueError(

@@ -850,3 +850,15 @@ def test_numpy_fit_takes_weights_in_a_tensor_that_requires_grad():
     weights = torch.asarray(sw).requires_grad_()
     got = NystroemKRR(**kw).fit(X, y, sample_weight=weights).predict(X)
     np.testing.assert_array_equal(got, ref)
+
+
+@needs_torch
+def test_cast_to_takes_an_empty_tensor():
+    # a tensor's .size is a method: the narrowing cast must not take it for a count
+    import array_api_compat.torch as xt
+    import torch
+
+    from kernelcourse._validation import cast_to
+
+    out = cast_to(torch.zeros((0, 3), dtype=torch.float64), torch.float32, xp=xt)
+    assert out.dtype == torch.float32 and tuple(out.shape) == (0, 3)
