@@ -466,21 +466,22 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
 
 def check_cosine_arguments(t, xp=None):
     """Raise where the cosine's arguments ``t`` (numpy), or features computed from them
-    with ``xp`` (cos(±inf) is NaN), are not finite."""
-    if not (bool(np.isfinite(t).all()) if xp is None else all_finite(t, xp)):
+    with ``xp`` (cos(±inf) is NaN), are not finite; warn where numpy arguments are so large
+    that their phase is lost."""
+    # numpy: one pass, the largest magnitude (NaN or infinite when any entry is)
+    big = (float(np.abs(t).max()) if t.size else 0.0) if xp is None else None
+    if not (math.isfinite(big) if xp is None else all_finite(t, xp)):
         raise ValueError(
             "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
             "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
         )
-    if xp is None and t.size:
-        big = float(np.abs(t).max())
-        if big * float(np.finfo(t.dtype).eps) > math.pi:
-            # neighbouring floats there are more than π apart: the phase, and with it every
-            # cosine and sine (cos(t − π/2) is cos t there), is rounding noise
-            warnings.warn(
-                f"the cosine's arguments ωᵀx + b reach {big:.3g}, where {t.dtype} cannot "
-                "resolve their phase: the features are rounding noise. Rescale X (for example "
-                "standardize it) or lower γ.",
-                RuntimeWarning,
-                stacklevel=4,
-            )
+    if xp is None and big * float(np.finfo(t.dtype).eps) > math.pi:
+        # neighbouring floats there are more than π apart: the phase, and with it every
+        # cosine and sine (cos(t − π/2) is cos t there), is rounding noise
+        warnings.warn(
+            f"the cosine's arguments ωᵀx + b reach {big:.3g}, where {t.dtype} cannot "
+            "resolve their phase: the features are rounding noise. Rescale X (for example "
+            "standardize it) or lower γ.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
