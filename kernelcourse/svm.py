@@ -515,6 +515,14 @@ def smo_solve(
     if isinstance(gram, _FullGram) and not np.isfinite(gram.K).all():
         raise ValueError("gram contains NaN or infinity.")
     top = float(np.max(gram.diag)) if n else 0.0
+    if top > np.finfo(np.float64).max / 2:
+        # the curvatures K_ii + K_tt − 2K_it overflow to ±∞ and the steps to NaN: SMO then
+        # only runs out of max_iter
+        raise ValueError(
+            f"gram's largest diagonal entry is {top:.3g}: SMO's curvatures "
+            "K_ii + K_jj − 2K_ij overflow floating point. Scale gram by c and C by 1/c (the "
+            "coefficients then scale by 1/c), or rescale the inputs of the kernel."
+        )
     if 0 < top < 1e4 * _TAU:
         # every curvature a_ij is then near the absolute floor τ, which takes over the steps
         warnings.warn(
@@ -650,9 +658,14 @@ def smo_solve(
     if free.any():
         b = float(np.mean(v[free]))
     else:
-        hi = v[up].max() if up.any() else np.inf
-        lo = v[low].min() if low.any() else -np.inf
-        b = 0.5 * (hi + lo) if np.isfinite(hi) and np.isfinite(lo) else float(np.nan_to_num(hi))
+        # any b in [max over I_up of v, min over I_low of v] meets the KKT conditions: its
+        # midpoint, or its finite end when one set is empty (one class, or every C_i = 0)
+        hi = float(v[up].max()) if up.any() else -np.inf
+        lo = float(v[low].min()) if low.any() else np.inf
+        if np.isfinite(hi) and np.isfinite(lo):
+            b = 0.5 * (hi + lo)
+        else:
+            b = hi if np.isfinite(hi) else lo if np.isfinite(lo) else 0.0
     obj = float(y @ beta - 0.5 * beta @ f)
     if not isinstance(verbose, Progress):
         progress.finish(f"SMO stopped after {it} steps: KKT gap m − M = {gap:.3e} (tol {tol:g})")
@@ -739,7 +752,15 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
     ).astype(np.float64)
     if not np.all(np.isfinite(est.class_weight_)) or np.any(est.class_weight_ < 0):
         raise ValueError(f"class_weight must be finite and >= 0, got {est.class_weight!r}.")
-    sw = sw * est.class_weight_[y_enc]
+    with np.errstate(over="ignore"):
+        sw = sw * est.class_weight_[y_enc]
+    if not np.isfinite(sw).all():  # infinite box bounds would mean a hard margin
+        raise ValueError(
+            "sample_weight times class_weight overflows floating point (largest "
+            f"sample_weight {float(s_i.max()):.3g}, largest class weight "
+            f"{float(est.class_weight_.max()):.3g}); lower them (only their ratios and their "
+            "product with C matter)."
+        )
     totals = np.bincount(y_enc, weights=sw, minlength=len(classes))
     if np.any(totals <= 0):
         empty = ", ".join(_label(classes[c]) for c in np.flatnonzero(totals <= 0))
@@ -969,6 +990,12 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             )
         sw, _ = _box_weights(self, sample_weight, X, y_enc)
         if self._precomputed():
+            if self.gamma is not None or self.kernel_params:
+                # as for a kernel object: the Gram matrix passed in already holds them
+                raise ValueError(
+                    "gamma and kernel_params do not apply to kernel='precomputed' (X is the "
+                    "Gram matrix itself); leave them as None."
+                )
             self.kernel_ = "precomputed"
             _check_user_gram(X, "X (the precomputed Gram matrix)")
             gram_all = _FullGram(X)
@@ -984,6 +1011,16 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             else:
                 gram_all = None
         C = float(self.C)
+        # box bounds C·s_i·w_{y_i}, without ∞·0 = NaN for a zero weight under C = ∞
+        with np.errstate(over="ignore"):
+            box = np.multiply(C, sw, out=np.zeros(n), where=sw > 0)
+        if not np.isfinite(box).all() and np.isfinite(C):
+            # an overflow would silently turn the soft margin into the hard one
+            raise ValueError(
+                f"C={self.C!r} times sample_weight and class_weight overflows floating point "
+                f"(largest weight {float(sw.max()):.3g}); lower C or the weights (only their "
+                "product C·s_i·w_c enters the problem)."
+            )
         k = len(self.classes_)
         pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
         betas, intercepts, objs, gaps, iters = [], [], [], [], []
@@ -1005,7 +1042,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             res = smo_solve(
                 gram,
                 yy,
-                np.where(sw[idx] > 0, C * sw[idx], 0.0),  # avoid ∞ · 0 with C = ∞
+                box[idx],
                 tol=self.tol,
                 max_iter=self.max_iter,
                 shrinking=self.shrinking,
@@ -1260,7 +1297,10 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
             )
         sw, s_only = _box_weights(self, sample_weight, X, y_enc, liblinear=True)
         bias = float(self.intercept_scaling) if self.fit_intercept else None
-        _check_primal_scale(X, self.C * sw, bias)
+        with np.errstate(over="ignore"):  # an overflow is refused, by name, just below
+            # the largest weights of any problem: with k > 2 the rest keep s_i alone
+            c_top = self.C * np.maximum(sw, s_only)
+        _check_primal_scale(X, c_top, bias)
         k = len(self.classes_)
         # with k > 2, LIBLINEAR's one-vs-rest weighs only the positive class of each problem:
         # the rest keep C times their sample weights s_only
