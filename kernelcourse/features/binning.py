@@ -206,7 +206,14 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         if np.ndim(gamma) == 0:
             self.gamma_ = check_positive(gamma, "gamma")  # "array-like" also lets {} through
         else:
-            gamma = np.array(gamma, dtype=np.float64)
+            gamma = np.asarray(gamma)
+            # np.array(["1", "2"], dtype=float) parses strings, and booleans become 0 and 1:
+            # refuse them as the kernels do (a scalar True is refused too)
+            if gamma.dtype.kind not in "iuf":
+                raise TypeError(
+                    f"gamma must be a real number or a 1-D array of them, got dtype {gamma.dtype}."
+                )
+            gamma = gamma.astype(np.float64)
             if gamma.shape != (d,):
                 raise ValueError(
                     f"gamma must be a number or have one entry per feature ({d}), got shape "
@@ -391,7 +398,9 @@ class BinCodes:
                 f"{name} must have {rows} rows: shape ({rows},) or ({rows}, k), not {V.shape}."
             )
         V = V.astype(np.float64, copy=False)
-        return np.ascontiguousarray(V.reshape(rows, -1)), V.ndim == 1
+        # (rows, 1) for a vector: reshape(rows, -1) cannot infer the width when rows is 0
+        # (Z without columns, every cell unseen, or without rows)
+        return np.ascontiguousarray(V.reshape(rows, 1) if V.ndim == 1 else V), V.ndim == 1
 
     def __matmul__(self, V):
         """Z V."""

@@ -30,6 +30,7 @@ from .. import devices
 from .._array_api import device_of, namespace_of
 from .._threads import for_each_row_block
 from .._validation import (
+    all_finite,
     as_float_matrix,
     cast_to,
     check_count,
@@ -114,7 +115,8 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
         raise TypeError(f"exact must be True or False, got {exact!r}.")
     X = as_float_matrix(X, "X")
     dtype = X.dtype
-    W = as_float_matrix(W, "W").astype(dtype, copy=False)
+    # cast_to: Ω of 1e50 became infinity in float32, with only numpy's cast warning
+    W = cast_to(as_float_matrix(W, "W"), dtype, "W")
     if W.shape[0] != X.shape[1]:
         raise ValueError(
             f"W must have shape (d, D) with d = {X.shape[1]}, the number of columns of X "
@@ -411,7 +413,16 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             offset[n_freq:] = -math.pi / 2
         # Drawn in float64 and stored in the compute dtype, as RBFSampler stores its draws:
         # a float32 fit and a float64 fit hold the same draws up to rounding.
-        self.omega_ = omega.astype(dtype, copy=False)
+        with np.errstate(over="ignore"):  # the error below names the cause
+            self.omega_ = omega.astype(dtype, copy=False)
+        if not np.isfinite(self.omega_).all():
+            # γ = 1e100 in float32 stored an infinite Ω, and transform blamed X
+            raise ValueError(
+                f"the frequencies Ω drawn for {self.kernel_!r} reach "
+                f"{float(np.abs(omega).max()):.3g}, beyond the range of dtype={dtype.name}: "
+                "its scale (gamma or 1/length_scale) is too large for that dtype; lower gamma "
+                "(and rescale X) or use dtype=numpy.float64."
+            )
         self.offset_ = offset.astype(dtype, copy=False)
         self.weights_ = weights.astype(dtype, copy=False)
         self._mass = measure.mass
@@ -467,7 +478,16 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             Zb = features(start)
             G += Zb @ Zb.T
         G[np.diag_indices_from(G)] += n * self.ridge
-        L = linalg.cholesky(G, lower=True)
+        try:
+            L = linalg.cholesky(G, lower=True)
+        except linalg.LinAlgError:
+            # ZZᵀ is singular (duplicate rows, or rows closer than the kernel resolves) and
+            # nλ below its round-off: scipy's "leading minor is not positive definite"
+            raise ValueError(
+                f"sampling='leverage': ZZᵀ + nλI is numerically singular with ridge="
+                f"{self.ridge!r} (nλ = {n * self.ridge:.3g} against k(0) = {measure.mass:.3g}"
+                "; duplicate rows of X make ZZᵀ singular); raise ridge, e.g. to 1e-6."
+            ) from None
         tau = np.empty(n_pool)
         for start in range(0, n_pool, block):
             W = linalg.solve_triangular(L, features(start), lower=True)
@@ -503,9 +523,26 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             return devices.fourier_transform(self, X, xp)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         dtype = self._compute_dtype(X)
-        X = X.astype(dtype, copy=False)
-        D = self.n_components
-        W = self.omega_.T.astype(dtype)
+        if X.dtype != dtype:
+            with np.errstate(over="ignore"):  # the error below names X
+                narrowed = X.astype(dtype)
+            if not all_finite(narrowed):
+                # X was finite (validated): the cast to float32 overflowed, and the error
+                # blamed the frequencies
+                raise ValueError(
+                    f"X has entries of magnitude {float(np.abs(X).max()):.3g}, beyond the "
+                    f"range of dtype={dtype.name}; use dtype=numpy.float64 or rescale X."
+                )
+            X = narrowed
+        with np.errstate(over="ignore"):  # the error below names Ω
+            W = self.omega_.T.astype(dtype)
+        if not all_finite(W):
+            # a float64 fit (Ω up to 1e50, say) applied to float32 X: Ω became infinite
+            raise ValueError(
+                f"the frequencies Ω reach {float(np.abs(self.omega_).max()):.3g}, beyond the "
+                f"range of dtype={dtype.name} of this X: transform float64 X, or fit with "
+                "dtype=numpy.float64."
+            )
 
         def features(offset, scale):
             # X and W were checked here and at fit: skip fourier_features' own checks.
@@ -513,15 +550,35 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 X, W, offset.astype(dtype), scale.astype(dtype), self.exact_cos, self.n_threads
             )
 
+        scale = self._feature_scale(dtype)
         if self.map == "complex":
-            scale = math.sqrt(self._mass / D) * self.weights_
             # exp(−it) = cos t − i sin t and cos(t + π/2) = −sin t.
             re, im = features(self.offset_, scale), features(self.offset_ + math.pi / 2, scale)
             ctype = np.complex64 if dtype == np.float32 else np.complex128
             out = np.empty(re.shape, dtype=ctype)
             out.real, out.imag = re, im
             return out
-        return features(self.offset_, math.sqrt(2.0 * self._mass / D) * self.weights_)
+        return features(self.offset_, scale)
+
+    def _feature_scale(self, dtype):
+        r"""The factor of each feature in ``dtype``: :math:`\sqrt{2c/D}\,w_j`, or
+        :math:`\sqrt{c/D}\,w_j` for the complex map (c the kernel's mass k(0), w the
+        importance weights), computed in float64 as :math:`\sqrt{2/D}\sqrt c\,w_j`."""
+        D = self.n_components
+        base = math.sqrt((1.0 if self.map == "complex" else 2.0) / D) * math.sqrt(self._mass)
+        # 2c overflowed for c near the largest float64 (NaN features), and √c · w in the
+        # float32 weights overflowed for c > 1e76 or so (infinite features), both silently
+        scale = base * self.weights_.astype(np.float64)
+        with np.errstate(over="ignore"):
+            out = scale.astype(dtype)
+        if not (np.isfinite(scale).all() and np.isfinite(out).all()):
+            raise ValueError(
+                f"the feature scale √(2c/D) of the kernel {self.kernel_!r} (mass c = "
+                f"{self._mass:.3g}) reaches {float(np.max(scale)):.3g}, beyond the range of "
+                f"dtype={np.dtype(dtype).name}; use dtype=numpy.float64 or divide the kernel "
+                "by a constant."
+            )
+        return out
 
     def approximate_kernel(self, X, Y=None):
         r""":math:`\psi(X)\psi(Y)^T` (real part for the complex map), the estimate of K."""
@@ -530,7 +587,18 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         xp = namespace_of(A)
         if xp is not None:
             return xp.real(A @ xp.conj(B).T) if self.map == "complex" else A @ B.T
-        return np.real(A @ np.conj(B).T)
+        with np.errstate(over="ignore", invalid="ignore"):  # the error below says why
+            K = np.real(A @ np.conj(B).T)
+        if not all_finite(K):
+            # features of a multiple c·k near the dtype's largest value: the products
+            # overflowed to infinity (or NaN) with only numpy's warning
+            fix = "use dtype=numpy.float64 or " if K.dtype == np.float32 else ""
+            raise ValueError(
+                f"the kernel estimate ψ(X)ψ(Y)ᵀ overflows {K.dtype}: the kernel "
+                f"{self.kernel_!r} takes values up to its mass {self._mass:.3g}; {fix}divide "
+                "the kernel by a constant."
+            )
+        return K
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -231,6 +231,11 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                     "a callable basis needs sampler(q, X, rng) to draw its parameters."
                 )
             self.weights_ = np.asarray(self.sampler(q, X, rng))
+            if self.weights_.ndim == 0:  # len() of a scalar was "unsized object"
+                raise ValueError(
+                    f"sampler returned a scalar ({self.weights_!r}); it must return q = {q} "
+                    "parameters, an array with one row per basis function."
+                )
             if len(self.weights_) != q:
                 raise ValueError(f"sampler returned {len(self.weights_)} parameters, expected {q}.")
             # try the basis on some training rows now rather than let NaN reach a model later
@@ -246,7 +251,16 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self.offset_ = rng.uniform(-math.pi, math.pi, size=q)
         elif self.basis == "bump":
             h = self.bandwidth
-            lo, hi = X.min(axis=0) - h, X.max(axis=0) + h
+            with np.errstate(over="ignore"):  # the error below names the cause
+                lo, hi = X.min(axis=0) - h, X.max(axis=0) + h
+                width = hi - lo
+            if not np.isfinite(width).all():
+                # numpy's uniform raised "OverflowError: Range exceeds valid bounds"
+                raise ValueError(
+                    f"the box [min(X) − h, max(X) + h] of the bump centres overflows floating "
+                    f"point (bandwidth h={h!r}, largest |entry| of X "
+                    f"{float(np.abs(X).max()):.3g}); lower bandwidth or rescale X."
+                )
             self.weights_ = rng.uniform(lo, hi, size=(q, d))
         else:
             self.weights_ = rng.normal(size=(q, d))
@@ -291,13 +305,26 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             If the projections w^T x (plus b) or the features √2 (w^T x)^n overflow
             floating point: X (or, for ``"cosine"``, ``scale``) is too large in magnitude
             (cos(∞) would be NaN, a ReLU of ∞ infinite).
+
+        Warns
+        -----
+        RuntimeWarning
+            For ``"cosine"``, if the arguments w^T x + b are so large that the dtype cannot
+            resolve their phase (neighbouring floats more than π apart): the features would
+            be rounding noise.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         if callable(self.basis):
             return self._basis_values(X)
-        W = self.weights_.astype(X.dtype)
+        with np.errstate(over="ignore"):  # parameters beyond float32: see below
+            W = self.weights_.astype(X.dtype)
         if self.basis == "bump":
+            if not all_finite(W):
+                # centres beyond float32's range (a float64 fit): compare in float64,
+                # where they are finite, rather than against infinity
+                W = self.weights_
+                return (distances(X.astype(W.dtype), W) <= self.bandwidth).astype(X.dtype)
             # ‖x − w‖ ≤ h, from the expansion on centred (and, if huge, scaled) rows
             return (distances(X, W) <= self.bandwidth).astype(X.dtype)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -306,6 +333,17 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 P += self.offset_.astype(X.dtype)
         self._check_finite(P, X, "projections w^T x")
         if self.basis == "cosine":
+            big = max(float(P.max()), -float(P.min())) if P.size else 0.0  # no |P| copy
+            if big * float(np.finfo(P.dtype).eps) > math.pi:
+                # neighbouring floats are more than π apart there: the phase, and every
+                # feature, is rounding noise (RandomFourierFeatures warns the same way)
+                warnings.warn(
+                    f"the cosine's arguments w^T x + b reach {big:.3g}, where {P.dtype} "
+                    "cannot resolve their phase: the features are rounding noise. Rescale X "
+                    f"(e.g. StandardScaler) or lower scale={self.scale!r}.",
+                    RuntimeWarning,
+                    stacklevel=3,  # the caller of transform, past scikit-learn's wrapper
+                )
             return np.cos(P, out=P)
         n = self._order
         with np.errstate(over="ignore"):
@@ -333,7 +371,16 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         for ``"cosine"`` half the Gaussian kernel :math:`e^{-\sigma^2\|x-y\|^2/2}`)."""
         A = self.transform(X)
         B = A if Y is None else self.transform(Y)
-        return A @ B.T / self.n_components
+        with np.errstate(over="ignore", invalid="ignore"):  # the error below says why
+            K = A @ B.T / self.n_components
+        if not all_finite(K):
+            # finite features whose products overflow (ReLU features of |x| ~ 1e160)
+            raise ValueError(
+                f"the kernel estimate ψ(X)ψ(Y)ᵀ/q of the {self.basis!r} basis overflows "
+                f"{K.dtype} (largest |feature| {float(max(np.abs(A).max(), np.abs(B).max())):.3g}"
+                "); rescale X (e.g. StandardScaler)."
+            )
+        return K
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -359,7 +406,9 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
     Psi : array of shape (n, q)
         Random features ψ(x_i).
     y : array of shape (n,)
-        Labels in {0, 1} or {−1, +1} for ``"logistic"``; real targets for ``"squared"``.
+        Labels in {0, 1} or {−1, +1} for ``"logistic"``, both classes present unless
+        ``intercept=False`` with a finite C (with one class the loss has no minimum); real
+        targets for ``"squared"``.
     C : float > 0
         Bound on q·max|βᵢ|; ``numpy.inf`` removes the constraint.
     loss : {"logistic", "squared"}
@@ -399,6 +448,13 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
         labels = np.unique(y)
         if not set(labels) <= {0.0, 1.0} and not set(labels) <= {-1.0, 1.0}:
             raise ValueError(f"logistic loss needs labels in {{0, 1}} or {{-1, 1}}, got {labels}.")
+        if len(labels) < 2 and (intercept or C == np.inf):
+            # one class: the free intercept (or an unbounded β) drives the loss to its
+            # infimum 0, never attained; L-BFGS-B stopped at some large β₀ and called it a fit
+            raise ValueError(
+                f"logistic loss needs both classes in y, got only {labels}; with one class "
+                "the minimum is not attained (β₀ → ±∞)."
+            )
         s = np.where(y > 0, 1.0, -1.0)
     elif loss != "squared":
         raise ValueError(f"loss must be 'logistic' or 'squared', got {loss!r}.")

@@ -39,6 +39,7 @@ from .. import _array_api, devices
 from .._array_api import namespace_of
 from .._threads import for_each_row_block
 from .._validation import (
+    all_finite,
     as_float_matrix,
     as_float_vector,
     check_positive,
@@ -127,7 +128,16 @@ def ridge_leverage_scores(Z, diag, ridge):
     mu = n * ridge
     G = Z.T @ Z
     G[np.diag_indices(r)] += mu
-    L = np.linalg.cholesky(G)
+    try:
+        L = np.linalg.cholesky(G)
+    except np.linalg.LinAlgError:
+        # ZᵀZ singular (dependent columns) and Nλ below its round-off: numpy's bare "Matrix
+        # is not positive definite"
+        raise ValueError(
+            f"ZᵀZ + Nλ I is numerically singular with ridge={ridge!r} (Nλ = {mu:.3g}, largest "
+            f"diagonal entry of ZᵀZ {float(np.diag(G).max()):.3g}): Z has dependent columns; "
+            "raise ridge."
+        ) from None
     # z_iᵀ G⁻¹ z_i = ‖L⁻¹ z_i‖²
     W = solve_triangular(L, Z.T, lower=True)
     residual = np.clip(diag - np.einsum("ij,ij->i", Z, Z), 0, None)
@@ -180,7 +190,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     sampling : {"uniform", "leverage"}, default="uniform"
         How landmarks are drawn: uniformly without replacement (Williams & Seeger's choice), or in
         proportion to approximate ridge leverage scores :math:`\ell_i(\lambda)`, estimated from a
-        uniform Nyström pilot of the same size (see :func:`ridge_leverage_scores`).
+        uniform Nyström pilot of the same size (see :func:`ridge_leverage_scores`); uniformly
+        again where every score is 0 (a kernel that vanishes on the data).
     ridge : float > 0 or None, default=None
         λ of the leverage scores (``sampling="leverage"`` only); None picks λ so that the
         estimated effective dimension :math:`\sum_i \ell_i(\lambda)` equals m.
@@ -350,7 +361,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                 f"n_components={m} is larger than the number of samples N={n}; using m = N "
                 "(the exact kernel, at the full O(N³) cost).",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,  # the caller of fit (stacklevel 2 named fit's own line)
             )
             m = n
         eps = float(np.finfo(X.dtype).eps)
@@ -364,8 +375,16 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             Z = Z.astype(np.float64, copy=False)
             diag = np.asarray(kernel.diag(X), dtype=np.float64)
             ridge = self.ridge if self.ridge is not None else _effective_ridge(Z, diag, m)
-            scores = ridge_leverage_scores(Z, diag, ridge)
-            p = scores / scores.sum()
+            if Z.shape[1]:
+                scores = ridge_leverage_scores(Z, diag, ridge)
+            else:
+                # the pilot's K̂ is numerically zero (rank 0): K̃ = 0 and the scores are the
+                # diagonal term alone (ridge_leverage_scores refused the empty Z, naming it)
+                scores = np.clip(diag, 0, None) / (n * ridge)
+            total = scores.sum()
+            # a kernel that vanishes on X (values that underflow) has no scores to weigh
+            # by: draw uniformly, where 0/0 made every probability NaN
+            p = scores / total if total > 0 else np.full(n, 1.0 / n)
             p = np.maximum(p, 1e-12 / n)
             # Efraimidis–Spirakis: the m largest u_i^(1/p_i) are a weighted sample without
             # replacement (no duplicate landmarks, so K̂ stays non-singular).
@@ -378,7 +397,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         evals, normalization, info = _landmark_map(kernel, basis, self.rank, eps)
         if info["n_keep"] < m:
             warnings.warn(
-                devices.rank_deficiency_message(m, info), RankDeficiencyWarning, stacklevel=2
+                devices.rank_deficiency_message(m, info), RankDeficiencyWarning, stacklevel=3
             )
         self.kernel_ = kernel
         self.components_ = basis
@@ -401,7 +420,15 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             X = validate_data(self, X, dtype=[xp.float64, xp.float32], reset=False)
             return devices.nystroem_transform(self, X, xp)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        C = self.components_.astype(X.dtype, copy=False)
+        with np.errstate(over="ignore"):  # landmarks beyond float32: see below
+            C = self.components_.astype(X.dtype, copy=False)
+        if not all_finite(C):
+            # float32 X on a float64 fit whose landmarks exceed float32's range: they became
+            # infinite and the kernel refused "Y", a name the caller never passed. Compute
+            # in the fit's dtype; the features, bounded by √k(x, x), fit X's dtype.
+            C = self.components_
+            Z = _kernel_blocks(self.kernel_, X.astype(C.dtype), C, self.normalization_, C.dtype)
+            return Z.astype(X.dtype)
         A = self.normalization_.astype(X.dtype, copy=False)
         return _kernel_blocks(self.kernel_, X, C, A, X.dtype)
 
