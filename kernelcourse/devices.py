@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _array_api as aa
 from . import solvers
-from ._validation import all_finite, cast_to, check_cosine_arguments
+from ._validation import all_finite, as_float_matrix, cast_to, check_cosine_arguments
 from .kernels import (
     RBF,
     Cosine,
@@ -99,13 +99,18 @@ def gram_block(kernel, X, Y=None, *, xp=None):
     The same kernels as :mod:`kernelcourse.kernels` (RBF, Laplacian, Matérn, polynomial,
     linear, cosine, and their sums, products and positive multiples), on the device of X.
 
+    Integer and boolean inputs are computed in floating point (float64 where the device has
+    it), as the numpy kernels do.
+
     Raises
     ------
     TypeError
-        For a kernel without an array-API form (``exp(K)``, weighted kernels).
+        For a kernel without an array-API form (``exp(K)``, weighted kernels), or inputs
+        that are not real numbers.
     ValueError
-        If X or Y is not 2-D, they have different numbers of features, or either holds NaN
-        or infinity (which would fill the block with NaN).
+        If X or Y is not 2-D, is empty, they have different numbers of features, either
+        holds NaN or infinity (which would fill the block with NaN), or the block overflows
+        (a polynomial or linear kernel of large inputs), as on the numpy path.
 
     See Also
     --------
@@ -131,16 +136,44 @@ def gram_block(kernel, X, Y=None, *, xp=None):
     """
     if xp is None:  # X's own library, whether or not array_api_dispatch is on
         xp = array_api_compat.array_namespace(X) if aa._foreign(X) else np
+    checked = []
     for name, A in (("X", X), ("Y", Y)):
-        if A is None:
-            continue
-        if len(A.shape) != 2:
-            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {A.shape}.")
-        if not all_finite(A, xp):
-            raise ValueError(f"{name} contains NaN or infinity.")
+        if A is not None:
+            A = _check_block_input(A, name, xp)
+        checked.append(A)
+    X, Y = checked
     if Y is not None and X.shape[1] != Y.shape[1]:
         raise ValueError(f"Y has {Y.shape[1]} features but X has {X.shape[1]}.")
-    return _gram_block(kernel, X, Y, xp)
+    if Y is not None and X.dtype != Y.dtype:
+        # both in the wider dtype, as the numpy kernels: float32 X against float64 Y failed
+        # in a Laplacian's in-place sum, and the RBF's float32 centring of one of them left
+        # float32 round-off in a float64 block, depending on the order of the arguments
+        dtype = xp.result_type(X.dtype, Y.dtype)
+        X, Y = xp.astype(X, dtype), xp.astype(Y, dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # the error below says what happened
+        K = _gram_block(kernel, X, Y, xp)
+    # as the numpy kernels: a polynomial kernel of 1e150 came back as a block of infinity
+    return _refuse_overflow(K, kernel, X, Y, xp)
+
+
+def _check_block_input(A, name, xp):
+    """``A`` as a finite, non-empty 2-D real floating array of ``xp`` for :func:`gram_block`:
+    integers and booleans in the device's widest float, as the numpy kernels take them (a
+    linear kernel of booleans came back boolean, an RBF of integers failed in ``mean``)."""
+    shape = np.shape(A) if xp is np else tuple(A.shape)
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {shape}.")
+    if xp is np:  # the numpy kernels' own checks and messages (lists too)
+        return as_float_matrix(A, name)
+    if not xp.isdtype(A.dtype, ("real floating", "integral", "bool")):
+        raise TypeError(f"{name} must hold real numbers, got dtype {A.dtype}.")
+    if not xp.isdtype(A.dtype, "real floating"):
+        A = xp.astype(A, aa.max_float(xp, aa.device_of(A)))
+    if A.shape[0] == 0 or A.shape[1] == 0:  # the numpy kernels' message, not a failed max
+        raise ValueError(f"{name} is empty (shape {shape}); it needs at least one row and column.")
+    if not all_finite(A, xp):
+        raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries first.")
+    return A
 
 
 def _gram_block(kernel, X, Y, xp):
@@ -264,13 +297,27 @@ def fourier_transform(est, X, xp):
         dtype = X.dtype if X.dtype == xp.float32 else xp.float64
     else:
         dtype = aa.requested_float(xp, device, est.dtype, stacklevel=4)
-    X = xp.astype(X, dtype)
+    if X.dtype != dtype:
+        with np.errstate(over="ignore"):  # the error below names X
+            narrowed = xp.astype(X, dtype)
+        if not all_finite(narrowed, xp):
+            # X was finite (validated): the cast to float32 overflowed, and the error blamed
+            # the frequencies, as it did on the numpy path
+            name = str(dtype).rsplit(".", 1)[-1]
+            raise ValueError(
+                f"X has entries of magnitude {float(xp.max(xp.abs(X))):.3g}, beyond the "
+                f"range of dtype={name}, where the cosine's arguments ωᵀx + b overflow; use "
+                "dtype=numpy.float64 or rescale X."
+            )
+        X = narrowed
     W = xp.astype(est.omega_, dtype).T
     D = est.n_components
 
-    def features(offset, scale):
+    def features(offset, scale, check=False):
         Z = X @ W
         Z += xp.astype(offset, dtype)[None, :]
+        if check:
+            _warn_lost_phase(Z, xp)
         Z = xp.cos(Z)
         Z *= xp.astype(scale, dtype)[None, :]
         return Z
@@ -279,14 +326,35 @@ def fourier_transform(est, X, xp):
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
         if est.map == "complex":
             scale = math.sqrt(est._mass / D) * weights
-            re, im = features(est.offset_, scale), features(est.offset_ + math.pi / 2, scale)
+            # (the sine's arguments are the cosine's plus π/2: one check covers both)
+            re = features(est.offset_, scale, check=True)
+            im = features(est.offset_ + math.pi / 2, scale)
             ctype = xp.complex64 if dtype == xp.float32 else xp.complex128
             i = xp.asarray(1j, dtype=ctype, device=device)
             out = xp.astype(re, ctype) + i * xp.astype(im, ctype)
         else:
-            out = features(est.offset_, math.sqrt(2.0 * est._mass / D) * weights)
+            out = features(est.offset_, math.sqrt(2.0 * est._mass / D) * weights, check=True)
     check_cosine_arguments(out, xp)  # as on the numpy path: NaN features came back silently
     return out
+
+
+def _warn_lost_phase(t, xp):
+    """The numpy path's RuntimeWarning (:func:`~kernelcourse._validation.check_cosine_arguments`)
+    where the cosine's arguments ``t`` are so large that neighbouring floats are more than π
+    apart: the features are then rounding noise, and the device path said nothing. Infinite
+    arguments are left to the error that follows."""
+    if math.prod(t.shape) == 0:
+        return
+    big = float(xp.max(xp.abs(t)))
+    if math.isfinite(big) and big * float(xp.finfo(t.dtype).eps) > math.pi:
+        name = str(t.dtype).rsplit(".", 1)[-1]
+        warnings.warn(
+            f"the cosine's arguments ωᵀx + b reach {big:.3g}, where {name} cannot "
+            "resolve their phase: the features are rounding noise. Rescale X (for example "
+            "standardize it) or lower γ.",
+            RuntimeWarning,
+            stacklevel=5,
+        )
 
 
 # -- Nyström features ------------------------------------------------------------------------------
@@ -507,8 +575,12 @@ def _warn_if_inaccurate(L, A, x, b, xp):
     pivots = xp.abs(xp.linalg.diagonal(L))
     low = float(xp.min(pivots))
     cond_low = (float(xp.max(pivots)) / low) ** 2 if low > 0 else math.inf
-    bn = xp.linalg.vector_norm(b, axis=0)
-    rn = xp.linalg.vector_norm(A @ x - b, axis=0)
+    # both in units of b's largest entry in each column, as the numpy path's norms: y of
+    # 1e200 overflowed ‖b‖², and the residual inf/inf = NaN warned of an accurate solve
+    top = xp.max(xp.abs(b), axis=0)
+    unit = xp.where(top > 0, top, 1.0)
+    bn = xp.linalg.vector_norm(b / unit, axis=0)
+    rn = xp.linalg.vector_norm((A @ x - b) / unit, axis=0)
     residual = float(xp.max(rn / xp.where(bn > 0, bn, 1.0)))
     if cond_low * eps > 1 or not residual <= limit:
         warnings.warn(
@@ -695,10 +767,14 @@ def nystroem_krr_fit(
 
 def nystroem_krr_decision(est, X, xp):
     r""":math:`f(x) = \sum_j \alpha_j K(x, \tilde x_j) + \bar y`, a block of rows at a time, in
-    the coefficients' dtype."""
+    the coefficients' dtype; the blocks in the wider of X's and the centres' dtypes."""
     device = aa.device_of(X)
-    dtype = est.centers_.dtype
+    # float64 X is not rounded to float32 centres' dtype: rows of 1e150 became infinity (an
+    # error of overflow where the numpy path predicts ȳ), and rows far from the origin lost
+    # their digits
+    dtype = xp.result_type(X.dtype, est.centers_.dtype)
     X = xp.astype(X, dtype)
+    centers = xp.astype(est.centers_, dtype)
     alpha = est.dual_coef_
     M = est.centers_.shape[0]
     itemsize = 4 if dtype == xp.float32 else 8
@@ -707,6 +783,6 @@ def nystroem_krr_decision(est, X, xp):
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
         for start in range(0, X.shape[0], rows):
             stop = min(start + rows, X.shape[0])
-            Kb = _gram_block(est.kernel_, X[start:stop, :], est.centers_, xp)
+            Kb = _gram_block(est.kernel_, X[start:stop, :], centers, xp)
             out[start:stop, :] = xp.astype(Kb, alpha.dtype) @ alpha + est.y_mean_[None, :]
-    return _refuse_overflow(out, est.kernel_, X, est.centers_, xp, y_name="the centres")
+    return _refuse_overflow(out, est.kernel_, X, centers, xp, y_name="the centres")

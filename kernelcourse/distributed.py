@@ -28,8 +28,10 @@ import copy
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import cast_for_kernel, check_count, check_positive
@@ -64,9 +66,22 @@ def _check_rows(X, y=None):
         raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first.")
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X is empty (shape {X.shape}); it needs at least one row and column.")
+    if X.dtype.kind == "c":  # the cast to float dropped the imaginary part, with a warning
+        raise ValueError(f"X: Complex data not supported (dtype {X.dtype}).")
     X = X.rechunk({1: -1})
+    if 0 in X.chunks[0]:
+        # empty row chunks (common after X[mask].compute_chunk_sizes()) reached the feature
+        # map and the kernel, which refused them: "X is empty", of an X with rows
+        X = X.rechunk({0: tuple(c for c in X.chunks[0] if c)})
     if y is None:
         return X, None, None
+    if not isinstance(y, da.Array):
+        y = np.asarray(y)
+        if y.dtype == object:  # dask cannot chunk objects ("auto rechunking" error)
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise TypeError("y must be a real numeric array, got dtype object.") from None
     y = da.asarray(y)
     if y.dtype.kind not in "biuf":  # else numpy's conversion error, when the graph runs
         raise TypeError(f"y must be a real numeric array, got dtype {y.dtype}.")
@@ -122,6 +137,20 @@ def _per_chunk_factor(func, X, Y, M):
             for i in range(0, len(parts), 2)
         ]
     return np.asarray(parts[0].compute())
+
+
+def _dense_features(features, xb):
+    """ψ(x) of a chunk as a dense float64 array: a sparse map (random binning) made
+    ``np.asarray`` a 0-d object array, and the fit failed with an IndexError. Complex
+    features (``map="complex"``) are refused: the cast dropped their imaginary part."""
+    Z = features.transform(xb)
+    Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
+    if np.iscomplexobj(Z):
+        raise TypeError(
+            f"features must return real features, got dtype {Z.dtype}; a float model would "
+            "drop their imaginary part. Use RandomFourierFeatures(map='cos') or map='cossin'."
+        )
+    return Z.astype(np.float64, copy=False)
 
 
 class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
@@ -193,6 +222,13 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     [ 0.7 -1.  -0.4] [ 0.7 -1.  -0.4]
     """
 
+    _parameter_constraints = {
+        "features": [None, HasMethods(["fit", "transform"])],
+        "lam": "no_validation",  # check_positive in fit, with its own messages
+        "fit_intercept": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, features=None, *, lam=1.0, fit_intercept=False, random_state=None):
         self.features = features
         self.lam = lam
@@ -201,6 +237,8 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Accumulate the sufficient statistics over the chunks of X and solve for w."""
+        # fit_intercept="no" (or None, or NaN) was taken for its truth value, unchecked
+        self._validate_params()
         # a numpy scalar is a number too, and True is not one
         lam = check_positive(self.lam, "lam")
         X, Y, single = _check_rows(X, y)
@@ -212,11 +250,11 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         else:
             self.features_ = clone(self.features).fit(first)
         features = self.features_
-        D = np.asarray(features.transform(first[:1])).shape[1]
+        D = _dense_features(features, first[:1]).shape[1]
         k = Y.shape[1]
 
         def stats(xb, yb):
-            Z = np.asarray(features.transform(xb), dtype=np.float64)
+            Z = _dense_features(features, xb)
             Za = np.hstack([Z, np.ones((len(Z), 1))])
             return Za.T @ np.hstack([Za, yb])
 
@@ -252,7 +290,7 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         features, coef, intercept = self.features_, self.coef_, self.intercept_
 
         def block(xb):
-            return np.asarray(features.transform(xb), dtype=np.float64) @ coef.T + intercept
+            return _dense_features(features, xb) @ coef.T + intercept
 
         if self._single_output:
             return X.map_blocks(block, drop_axis=1, dtype=np.float64)

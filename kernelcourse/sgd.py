@@ -184,7 +184,27 @@ def _transform(feature_map):
             "feature_map must be a fitted transformer with .transform (for example "
             f"RandomFourierFeatures), got {feature_map!r}."
         )
-    return lambda X: np.asarray(feature_map.transform(X), dtype=np.float64)
+
+    def psi(X):
+        Z = feature_map.transform(X)
+        # a sparse map (random binning) failed in np.asarray: "setting an array element
+        # with a sequence"; its rows are used densely here
+        Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
+        _refuse_complex(Z, "feature_map")
+        return Z.astype(np.float64, copy=False)
+
+    return psi
+
+
+def _refuse_complex(Z, name):
+    """A TypeError for complex features (``RandomFourierFeatures(map="complex")``): their
+    cast to float dropped the imaginary part with numpy's ComplexWarning only, and the
+    real parts alone are not features of the kernel."""
+    if np.iscomplexobj(Z):
+        raise TypeError(
+            f"{name} must return real features, got dtype {Z.dtype}; a float model would drop "
+            "their imaginary part. Use RandomFourierFeatures(map='cos') or map='cossin'."
+        )
 
 
 class _Tally:
@@ -414,14 +434,20 @@ def _sgd_block(Z, y, w, w_avg, state, lam, eta0, logistic):
     ``w[-1]`` is the unpenalized bias; ``state = [t, n_averaged]``. Step
     :math:`\\eta_t = \\eta_0 / (1 + \\eta_0 \\lambda t)`; the loss derivative is
     :math:`-y\\,1[y f < 1]` (hinge) or :math:`-y / (1 + e^{y f})` (logistic).
+
+    Returns whether some margin :math:`f = w^T z + b` overflowed to infinity or NaN (the
+    weights may stay finite: a NaN margin counted as classified, and its step was skipped).
     """
     D = Z.shape[1]
+    overflow = False
     for i in range(Z.shape[0]):
         t = state[0]
         eta = eta0 / (1.0 + eta0 * lam * t)
         f = w[D]
         for k in range(D):
             f += Z[i, k] * w[k]
+        if not np.isfinite(f):
+            overflow = True
         m = y[i] * f
         if logistic:
             g = -y[i] / (1.0 + np.exp(m)) if m > -30.0 else -y[i]
@@ -436,6 +462,7 @@ def _sgd_block(Z, y, w, w_avg, state, lam, eta0, logistic):
         a = 1.0 / state[1]
         for k in range(D + 1):
             w_avg[k] += a * (w[k] - w_avg[k])
+    return overflow
 
 
 class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
@@ -577,6 +604,16 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             Both labels; required on the first call (a block may hold only one).
         """
         first = "_w" not in vars(self)
+        if (
+            not first
+            and classes is not None
+            and not np.array_equal(self.classes_, np.unique(classes))
+        ):
+            # as scikit-learn's partial_fit: other classes were silently ignored
+            raise ValueError(
+                f"`classes={classes!r}` is not the same as on last call to partial_fit, was: "
+                f"{self.classes_!r}"
+            )
         if first:
             self._validate_params()
             if classes is None:
@@ -622,6 +659,9 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                     f"features must return a dense array; {name} returns "
                     f"{type(Z1).__name__}. Use FeatureRidgeClassifier for sparse features."
                 )
+            if np.iscomplexobj(Z1):
+                self._forget()
+                _refuse_complex(Z1, "features")
             D = Z1.shape[1]
             self._w, self._w_avg = np.zeros(D + 1), np.zeros(D + 1)
             self._state = np.zeros(2)
@@ -630,11 +670,12 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         # restored if this call diverges, so that a failed call leaves the model as it was
         saved = (self._w.copy(), self._w_avg.copy(), self._state.copy())
         progress = Progress(f"{type(self).__name__}.partial_fit", self.verbose)
+        overflow, big = False, 0.0
         for start in range(0, len(X), self.block_size):
             Z = np.ascontiguousarray(
                 self.features_.transform(X[start : start + self.block_size]), dtype=np.float64
             )
-            _sgd_block(
+            if _sgd_block(
                 Z,
                 s[start : start + self.block_size],
                 self._w,
@@ -643,7 +684,8 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                 float(self.lam),
                 float(self.eta0),
                 self.loss == "logistic",
-            )
+            ):
+                overflow, big = True, max(big, float(np.abs(Z).max()))
             if progress and progress.due():
                 progress.report(self._progress_line(Z, s[start : start + len(Z)], start, len(X)))
         if not (np.isfinite(self._w).all() and np.isfinite(self._w_avg).all()):
@@ -655,6 +697,19 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"SGD diverged: the weights overflowed to infinity or NaN with eta0={self.eta0!r}"
                 f" and lam={self.lam!r}; lower eta0 (η₀λ below 1 keeps the first steps stable)."
+            )
+        if overflow:
+            # the weights can stay finite while wᵀψ(x) overflows: the fit was then silently
+            # garbage (a NaN hinge margin counts as classified), and so were its predictions
+            top = float(np.abs(self._w).max())
+            if first:
+                self._forget()
+            else:
+                self._w, self._w_avg, self._state = saved
+            raise ValueError(
+                f"SGD diverged: the margins wᵀψ(x) + b overflowed to infinity or NaN, with "
+                f"features of magnitude up to {big:.3g} and weights up to {top:.3g}; rescale X "
+                "(or the features), or lower eta0."
             )
         self.n_samples_seen_ += len(X)
         progress.finish(f"done: {len(X)} rows, {self.n_samples_seen_} SGD steps in all")
@@ -670,8 +725,10 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
     def _progress_line(self, Z, s, start, n):
         """Rows done, steps, and the loss of the averaged model on this batch (computed only
         when a line is written)."""
-        m = s * (Z @ self._w_avg[:-1] + self._w_avg[-1])
-        loss = np.logaddexp(0.0, -m) if self.loss == "logistic" else np.maximum(0.0, 1.0 - m)
+        # (margins that overflow are refused after the pass, with their own error)
+        with np.errstate(over="ignore", invalid="ignore"):
+            m = s * (Z @ self._w_avg[:-1] + self._w_avg[-1])
+            loss = np.logaddexp(0.0, -m) if self.loss == "logistic" else np.maximum(0.0, 1.0 - m)
         return (
             f"{start + len(Z)} of {n} rows, {self.n_samples_seen_ + start + len(Z)} SGD "
             f"steps: mean {self.loss} loss of the averaged model on this batch "
@@ -683,9 +740,17 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         out = np.empty(len(X))
-        for start in range(0, len(X), self.block_size):
-            Z = np.asarray(self.features_.transform(X[start : start + self.block_size]))
-            out[start : start + len(Z)] = Z @ self.coef_[0] + self.intercept_[0]
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+            for start in range(0, len(X), self.block_size):
+                Z = np.asarray(self.features_.transform(X[start : start + self.block_size]))
+                out[start : start + len(Z)] = Z @ self.coef_[0] + self.intercept_[0]
+        if not np.isfinite(out).all():
+            # NaN scores came back with numpy's warnings only, and predict made them class 0
+            raise ValueError(
+                f"the decision values on X (largest |entry| {float(np.abs(X).max()):.3g}) "
+                "overflow floating point: X is too large in magnitude for this model; rescale "
+                "it."
+            )
         return out
 
     def predict(self, X):
