@@ -54,6 +54,12 @@ def rademacher_bound(K, c):
     c = check_nonnegative(c, "c")
     diag = np.diagonal(K)
     top = float(np.abs(diag).max(initial=0.0))
+    # K_ii = K(x_i, x_i) = ‖φ(x_i)‖² >= 0; a trace that is positive overall hid diag(1, −0.5)
+    if diag.min() < -1e-10 * top:
+        raise ValueError(
+            f"K has a negative diagonal entry K_ii = {float(diag.min()):.3g}; the diagonal "
+            "K(x_i, x_i) of a Gram matrix is >= 0, so K is not one."
+        )
     # √tr K as √top · √(tr K / top): the trace of a K of 1e308 overflows, its root does not
     trace = float((diag / top).sum()) if top > 0 else 0.0
     if trace < 0:
@@ -76,6 +82,8 @@ _FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
 def _check_count(D, name="D", integer=False):
+    if isinstance(D, np.ndarray) and D.ndim == 0 and D.dtype.kind in "iuf":
+        D = D.item()  # a 0-d array counts as its number, as in check_positive
     if isinstance(D, bool) or not isinstance(D, numbers.Real) or not 1 <= D < math.inf:
         what = "an integer" if integer else "a finite number"
         raise ValueError(f"{name} must be {what} >= 1, got {D!r}.")
@@ -95,9 +103,17 @@ _HOEFFDING_C = {"cos": 8.0, "cossin": 2.0}
 
 
 def _hoeffding_c(map):
-    if map not in _HOEFFDING_C:
+    # a list or dict is not a key (``in`` raised "unhashable type: 'list'")
+    if not isinstance(map, str) or map not in _HOEFFDING_C:
         raise ValueError(f"map must be one of {sorted(_HOEFFDING_C)}, got {map!r}.")
     return _HOEFFDING_C[map]
+
+
+def _log_two_over(delta):
+    """ln(2/δ); as ln 2 − ln δ where 2/δ overflows to infinity (δ below 1.1e-308), which
+    made the deviation infinite and blamed a for the D needed."""
+    ratio = 2.0 / delta
+    return math.log(ratio) if ratio < math.inf else math.log(2.0) - math.log(delta)
 
 
 def hoeffding_bound(D, a, *, map="cos"):
@@ -151,7 +167,7 @@ def hoeffding_deviation(D, delta, *, map="cos"):
     """
     c = _hoeffding_c(map)
     D, delta = _check_count(D), _check_probability(delta)
-    return math.sqrt(c * math.log(2.0 / delta) / D)
+    return math.sqrt(c * _log_two_over(delta) / D)
 
 
 def hoeffding_features(a, delta, *, map="cos"):
@@ -167,7 +183,7 @@ def hoeffding_features(a, delta, *, map="cos"):
     """
     c = _hoeffding_c(map)
     a, delta = check_positive(a, "a"), _check_probability(delta)
-    D = c * math.log(2.0 / delta) / a / a  # a·a would underflow to 0 for a below 1e-154
+    D = c * _log_two_over(delta) / a / a  # a·a would underflow to 0 for a below 1e-154
     if not math.isfinite(D):
         raise ValueError(f"a = {a:g} is too small: the D it needs is beyond floating point.")
     return max(1, math.ceil(D))
@@ -250,7 +266,11 @@ def features_needed(eps, delta, d, diameter, sigma_p):
     log_term = _log_prefactor(sigma_p, diameter, eps) - math.log(delta)
     D = 4.0 * (d + 2) / eps / eps * log_term  # eps**2 would underflow to 0 below 1e-154
     if not math.isfinite(D):
-        raise ValueError(f"eps = {eps:g} is too small: the D it needs is beyond floating point.")
+        # d counts too: d = 1e307 with eps = 0.1 was blamed on eps alone
+        raise ValueError(
+            f"eps = {eps:g} is too small or d = {d:g} too large: the D it needs, 4(d + 2)/eps² "
+            "times a logarithm, is beyond floating point."
+        )
     return max(1, math.ceil(D))
 
 

@@ -85,6 +85,18 @@ def _check_lam(lam):
     return lam
 
 
+def _check_lam_fits(lam, float32):
+    """Raise if λ is beyond the range of float32 when K + λI is solved in it: the diagonal
+    became infinite, and Cholesky returned α = 0 (numpy) or the eigensolver of the fallback
+    did not converge (array-API input)."""
+    top = float(np.finfo(np.float32).max)
+    if float32 and float(lam) > top:
+        raise ValueError(
+            f"lam = {float(lam):.3g} is beyond the range of float32 (largest {top:.3g}), the "
+            "dtype of K + λI; use a smaller lam or dtype=numpy.float64."
+        )
+
+
 def _check_finite(A, name, block=1024):
     """Raise if A holds NaN or infinity, checked in blocks of rows (no n × n temporary).
     Both triangles: the factorization reads one, and a NaN in the other would go unseen."""
@@ -94,6 +106,25 @@ def _check_finite(A, name, block=1024):
                 f"A ({name}) contains NaN or infinity; a kernel or Gram matrix must be "
                 "finite. Check the inputs and the kernel."
             )
+
+
+def _check_symmetric(A, name, block=1024):
+    """Raise if A is not symmetric to round-off, compared in blocks of rows (no n × n
+    temporary). The factorization reads one triangle only: a non-symmetric A was silently
+    solved as the symmetric matrix of that triangle."""
+    # round-off of a Gram matrix formed by a general product (not syrk) is far below this
+    rtol = 1e-8 if A.dtype == np.float64 else 1e-4
+    diff = scale = 0.0
+    for start in range(0, A.shape[0], block):
+        rows = A[start : start + block]
+        diff = max(diff, float(np.abs(rows - A[:, start : start + block].T).max()))
+        scale = max(scale, float(np.abs(rows).max()))
+    if diff > rtol * scale:
+        raise ValueError(
+            f"A ({name}) is not symmetric: |A_ij − A_ji| reaches {diff:.3g} (largest entry "
+            f"{scale:.3g}); the Cholesky solve needs a symmetric positive semidefinite matrix "
+            "(pass (A + A.T) / 2 if that is what you meant)."
+        )
 
 
 def _warn_if_inaccurate(factor, a_diag, lam, x, b, name):
@@ -171,8 +202,9 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     ----------
     A : array of shape (n, n)
         Symmetric positive semidefinite and finite (only one triangle is read by the
-        factorization, so both are checked for NaN and infinity first).
-    b : array of shape (n,) or (n, k)
+        factorization, so both are checked for NaN and infinity, and against each other to
+        round-off, first).
+    b : array of shape (n,) or (n, k), k >= 1
     lam : float >= 0
         The ridge λ added to the diagonal.
     overwrite_a : bool
@@ -183,15 +215,16 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     Raises
     ------
     ValueError
-        If A is not square or not finite, b does not match it or is not finite, or λ is
-        negative or not finite.
+        If A is not square, not finite or not symmetric (beyond a relative 1e-8, 1e-4 in
+        float32), b does not match it or is not finite, or λ is negative or not finite.
     """
     return _solve_regularized_psd(A, b, lam, overwrite_a=overwrite_a, name=name)
 
 
 def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_finite=True):
-    """:func:`solve_regularized_psd`; ``check_finite=False`` skips the check of A when the
-    caller has made it (a Gram matrix from :func:`~kernelcourse._validation.finite_gram`)."""
+    """:func:`solve_regularized_psd`; ``check_finite=False`` skips the checks of A (finite,
+    symmetric) when the caller has made them (a Gram matrix from
+    :func:`~kernelcourse._validation.finite_gram`)."""
     lam = _check_lam(lam)
     if not isinstance(A, np.ndarray) or A.dtype not in (np.float32, np.float64):
         if np.iscomplexobj(A) or np.asarray(A).dtype.kind not in "biuf":
@@ -206,15 +239,28 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
     if b.dtype == object or not np.issubdtype(b.dtype, np.number) or np.iscomplexobj(b):
         raise TypeError(f"b must be a real numeric array, got dtype {b.dtype}.")
     n = A.shape[0]
-    if b.ndim not in (1, 2) or b.shape[0] != n:
+    if b.ndim not in (1, 2) or b.shape[0] != n or b.size == 0:
         raise ValueError(
-            f"b must have shape ({n},) or ({n}, k) to match A ({name}), got shape {b.shape}."
+            f"b must have shape ({n},) or ({n}, k) with k >= 1 to match A ({name}), got shape "
+            f"{b.shape}."
         )
     if not np.isfinite(b).all():
         raise ValueError("b contains NaN or infinity.")
     if check_finite:
         _check_finite(A, name)
+        _check_symmetric(A, name)
     a_diag = A.diagonal().copy()
+    with np.errstate(over="ignore"):  # refused below, by name
+        shifted = a_diag + np.asarray(lam).astype(A.dtype)
+    # An infinite pivot made Cholesky return x = 0 with numpy's overflow warnings only (λ =
+    # 1e39 in float32, or a diagonal near the float range plus λ). A NaN or infinity already
+    # in an unchecked Gram matrix is the caller's to name.
+    if np.isfinite(a_diag).all() and not np.isfinite(shifted).all():
+        raise ValueError(
+            f"the diagonal of {name} + λI overflows {A.dtype.name}: λ = {lam:.3g} and the "
+            f"largest diagonal entry of {name} is {float(np.abs(a_diag).max()):.3g}; use a "
+            f"smaller lam{' or dtype=float64' if A.dtype == np.float32 else ''}, or rescale."
+        )
     overwrite_a = overwrite_a and A.flags.writeable  # a read-only A is factored in a copy
     backup = None if overwrite_a else A
     M = A if overwrite_a else A.copy()
@@ -262,6 +308,30 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
     return sol.astype(A.dtype, copy=False)
 
 
+def _centre(A, sw, name, mean=None):
+    """The weighted column means of A (``mean`` when the caller has them) and A minus them,
+    or a ValueError naming ``name`` when the centred entries overflow. The sum behind a mean
+    overflows for entries near the float range (y of 1e308) or weights of 1e300, although
+    the mean does not: then it is taken again with the weights and each column divided by
+    their largest magnitude."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if mean is None:
+            mean = np.average(A, axis=0, weights=sw)
+        if not np.isfinite(mean).all():
+            top = np.abs(A).max(axis=0)
+            top = np.where(top > 0, top, 1.0)
+            w = None if sw is None else sw / sw.max()
+            mean = np.average(A / top, axis=0, weights=w) * top
+        centred = A - mean
+    if not np.isfinite(centred).all():
+        raise ValueError(
+            f"{name} minus its (weighted) mean overflows floating point: {name} spans more "
+            f"than the float range (largest |entry| {float(np.abs(A).max()):.3g}); rescale "
+            f"{name}."
+        )
+    return mean, centred
+
+
 def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
     r"""w (d,) or (d, k) and b of weighted ridge regression, in the better-conditioned form.
 
@@ -274,9 +344,8 @@ def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
     """
     n, d = X.shape
     if fit_intercept:
-        x_mean = np.average(X, axis=0, weights=sw)
-        y_mean = np.average(y, axis=0, weights=sw)
-        Xc, yc = X - x_mean, y - y_mean
+        x_mean, Xc = _centre(X, sw, name)
+        y_mean, yc = _centre(y, sw, "y")
     else:
         x_mean, y_mean = np.zeros(d), np.zeros(y.shape[1:])
         Xc, yc = X, y
@@ -287,7 +356,16 @@ def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
         yc = yc * (root if yc.ndim == 1 else root[:, None])
     if d <= n:
         G = Xc.T @ Xc
-        w = solve_regularized_psd(G, Xc.T @ yc, lam, name=f"{name}ᵀ{name}")
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+            rhs = Xc.T @ yc
+        if not np.isfinite(rhs).all():
+            raise ValueError(
+                f"{name}ᵀy overflows floating point: {name} and y are too large in magnitude "
+                f"together (largest |entries| {float(np.abs(Xc).max()):.3g} and "
+                f"{float(np.abs(yc).max()):.3g}, after centring and weighting); rescale "
+                f"{name} or y."
+            )
+        w = solve_regularized_psd(G, rhs, lam, name=f"{name}ᵀ{name}")
     else:
         K = Xc @ Xc.T
         if fit_intercept:
@@ -497,8 +575,9 @@ def sparse_ridge_cg(
     # of 1e9 ± 1 otherwise stop with w wrong in the second digit).
     y_mean = np.zeros(Y.shape[1])
     if fit_intercept:
-        y_mean = Y.mean(axis=0) if sw is None else sw @ Y / sw.sum()
-        Y = Y - y_mean
+        with np.errstate(over="ignore", invalid="ignore"):  # _centre redoes an overflow
+            y_mean = Y.mean(axis=0) if sw is None else sw @ Y / sw.sum()
+        y_mean, Y = _centre(Y, sw, "Y", y_mean)
     SY = weighted(Y)
     # The columns are independent recursions. Together they share each pass over Z, but CG
     # keeps about eight (D, k) arrays, and numpy's column-wise updates of a narrow row-major
@@ -803,6 +882,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         if xp is not None:  # array-API input: K, its factor and α on X's device
             device = _array_api.device_of(X)
             dtype = _array_api.requested_float(xp, device, self.dtype)
+            _check_lam_fits(self.lam, dtype == xp.float32)
             widest = _array_api.max_float(xp, device)
             X, y = validate_data(
                 self, X, y, multi_output=True, y_numeric=True, dtype=[widest, xp.float32]
@@ -829,6 +909,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             self.X_fit_ = X_in if centred else X  # predict evaluates against these points
             return self
         dtype = np.dtype(self.dtype)
+        _check_lam_fits(self.lam, dtype == np.float32)
         check_fit_input(X, y, regression=True)
         X, y = validate_data(
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]

@@ -56,6 +56,8 @@ _U_EPS = 1e-12
 
 
 def _check_size(n, name):
+    if isinstance(n, np.ndarray) and n.ndim == 0 and n.dtype.kind in "iu":
+        n = n.item()  # a 0-d integer array counts as its number
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {n!r}.")
     return int(n)
@@ -141,8 +143,10 @@ class SpectralMeasure:
 
     # -- public API --------------------------------------------------------------------------------
     def pdf(self, omega):
-        """Probability density p(ω) at the rows of ``omega``."""
-        return np.exp(self.logpdf(_as_omega(omega)))
+        """Probability density p(ω) at the rows of ``omega``: ``inf`` where it exceeds the
+        float range (near ω = 0 for γ below about 1e-300; :meth:`logpdf` stays finite)."""
+        with np.errstate(over="ignore"):  # the correctly rounded value, not numerical trouble
+            return np.exp(self.logpdf(_as_omega(omega)))
 
     def characteristic(self, Z):
         r""":math:`\mathbf E_p[\cos(\omega^T z)] = k(z) / k(0)` at the rows of ``Z`` (shape
@@ -289,8 +293,11 @@ class GaussianMeasure(SpectralMeasure):
     def logpdf(self, omega):
         omega = _as_omega(omega)
         d = omega.shape[1]
-        z = omega / self.sigma  # scaled first: ‖ω‖² overflows from 1.3e154, ‖ω‖²/σ² later
-        sq = np.einsum("ij,ij->i", z, z)
+        # scaled first: ‖ω‖² overflows from 1.3e154, ‖ω‖²/σ² later; where it does, log p is
+        # below −1e308 and −inf its correct rounding (numpy's overflow warnings say nothing)
+        with np.errstate(over="ignore"):
+            z = omega / self.sigma
+            sq = np.einsum("ij,ij->i", z, z)
         return -sq / 2 - d * math.log(self.sigma * math.sqrt(2 * math.pi))
 
     def _mc(self, n, d, rng):
@@ -365,7 +372,9 @@ class StudentTMeasure(SpectralMeasure):
 
     def __init__(self, nu, length_scale, kernel=None, mass=1.0):
         super().__init__(Matern(nu, length_scale) if kernel is None else kernel, mass)
-        self.nu = float(nu)
+        # checked here too: with a kernel given, ν = 0 or −1 failed inside numpy ("df <= 0")
+        # and ν = inf gave a NaN density
+        self.nu = check_positive(nu, "nu")
         self.length_scale = check_positive(length_scale, "length_scale")
         self.df = 2.0 * self.nu
 
