@@ -30,6 +30,7 @@ __all__ = [
     "check_memory",
     "validate_data",
     "check_cosine_arguments",
+    "refuse_complex_features",
 ]
 
 
@@ -63,7 +64,8 @@ def as_float_matrix(X, name="X", *, allow_float32=True):
             f"{name} is empty (shape {arr.shape}); it needs at least one row and column."
         )
     dtype = np.float32 if (allow_float32 and arr.dtype == np.float32) else np.float64
-    arr = np.asarray(arr, dtype=dtype)
+    with np.errstate(over="ignore"):  # a long double beyond float64: refused below, by name
+        arr = np.asarray(arr, dtype=dtype)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries first.")
     return arr
@@ -184,6 +186,10 @@ def as_float_vector(y, name="y", n=None):
             arr = arr.astype(np.float64)
         except (TypeError, ValueError) as err:
             raise TypeError(f"{name} must be numeric, got non-numeric entries ({err}).") from None
+        except OverflowError:  # Python's "int too large to convert to float" named nothing
+            raise ValueError(
+                f"{name} has an integer beyond the float range (about 1.8e308)."
+            ) from None
     if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
         raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
     if np.iscomplexobj(arr):
@@ -194,7 +200,8 @@ def as_float_vector(y, name="y", n=None):
         raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}.")
     if n is not None and len(arr) != n:
         raise ValueError(f"{name} has {len(arr)} entries but the data have {n} rows.")
-    arr = arr.astype(np.float64)
+    with np.errstate(over="ignore"):  # a long double beyond float64: refused below, by name
+        arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries.")
     return arr
@@ -311,14 +318,23 @@ def _not_ragged(value, name):
 
 
 def _not_complex(value, name):
-    """Refuse a complex array of another library (PyTorch, array-api-strict) by name.
+    """Refuse complex data by name: a numpy array or list (scikit-learn's error printed all
+    of it), or an array of another library (PyTorch, array-api-strict).
 
     scikit-learn finds complex data by ``dtype.kind``, which only numpy dtypes have: a complex
     PyTorch tensor lost its imaginary part in the cast to float, silently.
     """
     import array_api_compat
 
-    if isinstance(value, np.ndarray) or not array_api_compat.is_array_api_obj(value):
+    if isinstance(value, np.ndarray | list | tuple):
+        # scikit-learn's own error prints the whole array after its message
+        if np.iscomplexobj(value):
+            raise ValueError(
+                f"{name}: Complex data not supported (dtype {np.asarray(value).dtype}); pass "
+                "the real part (or the real and imaginary parts as separate columns)."
+            )
+        return
+    if not array_api_compat.is_array_api_obj(value):
         return
     xp = array_api_compat.array_namespace(value)
     if xp.isdtype(value.dtype, "complex floating"):
@@ -326,6 +342,19 @@ def _not_complex(value, name):
             f"{name}: Complex data not supported (dtype {value.dtype}); pass the real part "
             "(or the real and imaginary parts as separate columns)."
         )
+
+
+def refuse_complex_features(Z, name="features"):
+    """Raise a TypeError naming ``name`` when the feature matrix Z (dense or sparse) is
+    complex, as ``RandomFourierFeatures(map="complex")`` makes it: a cast to float drops the
+    imaginary part with numpy's ComplexWarning only, and the real parts alone are not
+    features of the kernel. Returns Z."""
+    if np.iscomplexobj(Z):  # (reads Z.dtype: a sparse matrix too)
+        raise TypeError(
+            f"{name} must return real features, got dtype {Z.dtype}; a float model would drop "
+            "their imaginary part. Use RandomFourierFeatures(map='cos') or map='cossin'."
+        )
+    return Z
 
 
 def check_fit_input(X, y=None, *, regression=False):
@@ -370,7 +399,12 @@ def kernel_params_of(kernel_params):
     """An estimator's ``kernel_params`` as a dict for ``resolve_kernel``, refusing the keys
     the estimator passes itself (Python's "got multiple values for keyword argument
     'gamma'" before)."""
-    params = dict(kernel_params or {})
+    try:
+        params = dict(kernel_params or {})
+    except (TypeError, ValueError):  # dict("abc"): "dictionary update sequence element #0 ..."
+        raise TypeError(
+            f"kernel_params must be a dict of the kernel's parameters, got {kernel_params!r}."
+        ) from None
     clash = sorted({"gamma", "n_features"} & set(params))
     if clash:
         raise ValueError(
@@ -393,10 +427,25 @@ def check_weights(sample_weight, X):
         sample_weight = to_numpy(sample_weight)
     try:
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    except ValueError as err:
-        raise ValueError(f"sample_weight: {err}") from err
-    if not sw.sum() > 0:
+    except (ValueError, TypeError, OverflowError) as err:
+        # complex entries, a string scalar and an integer beyond the float range raised
+        # numpy's and Python's errors, which name nothing
+        kind = ValueError if isinstance(err, OverflowError) else type(err)
+        raise kind(f"sample_weight: {err}") from err
+    if not np.isfinite(sw).all():  # a scalar is broadcast unchecked: NaN "summed to zero"
+        raise ValueError("sample_weight contains NaN or infinity; every weight must be finite.")
+    with np.errstate(over="ignore"):  # an overflow is refused below, by name
+        total = sw.sum()
+    if not total > 0:
         raise ValueError("sample_weight sums to zero; at least one sample needs weight > 0.")
+    if not np.isfinite(total):
+        # weights of 1e307 each: every weighted sum (means, XᵀSX, the FALKON n_eff) would
+        # overflow too, with numpy's bare overflow warning
+        raise ValueError(
+            f"sample_weight sums to more than the float range (largest weight "
+            f"{float(sw.max()):.3g}); divide the weights by a common factor (and, for the "
+            "ridge estimators, lam by the same factor: the fit is then unchanged)."
+        )
     return sw
 
 

@@ -311,7 +311,6 @@ def fourier_transform(est, X, xp):
             )
         X = narrowed
     W = xp.astype(est.omega_, dtype).T
-    D = est.n_components
 
     def features(offset, scale, check=False):
         Z = X @ W
@@ -322,10 +321,12 @@ def fourier_transform(est, X, xp):
         Z *= xp.astype(scale, dtype)[None, :]
         return Z
 
-    weights = est.weights_
+    # the numpy path's scale and its error for dtype: √(2c/D) as √(2/D)·√c, since 2c
+    # overflowed for c near the largest float (NaN features); computed on the host (D numbers)
+    scale = est._feature_scale(np.float32 if dtype == xp.float32 else np.float64)
+    scale = aa.from_numpy(scale, xp, device)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
         if est.map == "complex":
-            scale = math.sqrt(est._mass / D) * weights
             # (the sine's arguments are the cosine's plus π/2: one check covers both)
             re = features(est.offset_, scale, check=True)
             im = features(est.offset_ + math.pi / 2, scale)
@@ -333,7 +334,7 @@ def fourier_transform(est, X, xp):
             i = xp.asarray(1j, dtype=ctype, device=device)
             out = xp.astype(re, ctype) + i * xp.astype(im, ctype)
         else:
-            out = features(est.offset_, math.sqrt(2.0 * est._mass / D) * weights, check=True)
+            out = features(est.offset_, scale, check=True)
     check_cosine_arguments(out, xp)  # as on the numpy path: NaN features came back silently
     return out
 

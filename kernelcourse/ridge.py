@@ -49,6 +49,7 @@ from ._validation import (
     count_constraint,
     finite_gram,
     kernel_params_of,
+    refuse_complex_features,
     validate_data,
 )
 from .kernels import KERNEL_NAMES, Kernel, resolve_kernel
@@ -1222,7 +1223,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
             return X
         if hasattr(self.features_, "transform_codes") and not sp.issparse(X):
             return self.features_.transform_codes(X)
-        Phi = self.features_.transform(X)
+        Phi = refuse_complex_features(self.features_.transform(X))
         if sp.issparse(Phi):
             return sp.csr_matrix(Phi, dtype=np.float64)
         return np.asarray(Phi, dtype=np.float64)

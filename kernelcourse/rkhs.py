@@ -71,12 +71,21 @@ def _check_kernel(kernel):
 
 
 def _real_scalar(c):
-    """``c`` if it is a real number (not a bool), a 0-d numeric array as its scalar, else
-    None."""
+    """``c`` as a float if it is a real number (not a bool), a 0-d numeric array as its
+    scalar, else None. An integer beyond the float range is a ValueError (numpy's TypeError
+    from ``isfinite`` and Python's OverflowError before)."""
     if isinstance(c, np.ndarray) and c.ndim == 0:
         c = c[()]
     if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real):
         return None
+    try:
+        c = float(c)
+    except OverflowError:
+        raise ValueError(
+            "scalar must be a finite number, got an integer beyond the float range (about 1.8e308)."
+        ) from None
+    if not math.isfinite(c):
+        raise ValueError(f"scalar must be finite, got {c!r}.")
     return c
 
 
@@ -209,9 +218,7 @@ class RKHSFunction:
         c = _real_scalar(c)
         if c is None:
             return NotImplemented
-        if not np.isfinite(c):
-            raise ValueError(f"scalar must be finite, got {c!r}.")
-        return RKHSFunction(self.kernel, self.centers, float(c) * self.coef)
+        return self._scaled(c, "*")
 
     __rmul__ = __mul__
 
@@ -221,7 +228,22 @@ class RKHSFunction:
             return NotImplemented
         if c == 0:
             raise ZeroDivisionError("cannot divide an RKHS function by 0.")
-        return self * (1.0 / float(c))
+        # α / c, not α · (1/c): 1/c overflows for c below 1e-308 (f / 1e-310 was refused as
+        # "scalar must be finite, got inf" even where α / c is representable)
+        return self._scaled(c, "/")
+
+    def _scaled(self, c, op):
+        """The function with coefficients α·c or α/c, or a ValueError where those overflow
+        (numpy's bare overflow warning before)."""
+        with np.errstate(over="ignore", under="ignore"):
+            coef = self.coef * c if op == "*" else self.coef / c
+        if not np.isfinite(coef).all():
+            raise ValueError(
+                f"f {op} {c:.3g} overflows floating point: the coefficients of f reach "
+                f"{float(np.abs(self.coef).max()):.3g} ({self.coef.dtype}); scale by a "
+                "smaller factor."
+            )
+        return RKHSFunction(self.kernel, self.centers, coef)
 
     # -- Hilbert-space structure -----------------------------------------------------------
     def inner(self, other):
@@ -293,12 +315,18 @@ def inner(f, g):
     # it is bilinear, so take their scales out first
     (a, sa), (b, sb) = _unit_scaled(f.coef), _unit_scaled(g.coef)
     with np.errstate(over="ignore", invalid="ignore"):
-        value = _finite((a.T @ K @ b) * sa * sb, "inner product")
+        value = _finite((a.T @ K @ b) * np.multiply.outer(sa, sb), "inner product")
     return float(value) if np.ndim(value) == 0 else value
 
 
 def _unit_scaled(coef):
-    """coef / s and s = max |coef| (1 for zero coefficients)."""
+    """coef / s and s = max |coef| (1 for zero coefficients), one s per column of a 2-D
+    coef: a single scale for all columns underflowed the small ones (a column of ones next
+    to one of 1e300 had norm 0)."""
+    if coef.ndim == 2:
+        s = np.abs(coef).max(axis=0) if coef.shape[0] else np.ones(coef.shape[1])
+        s = np.where((s > 0) & np.isfinite(s), s, 1.0)
+        return coef / s, s
     s = float(np.max(np.abs(coef))) if np.size(coef) else 0.0
     s = s if s > 0 and math.isfinite(s) else 1.0
     return coef / s, s
@@ -339,7 +367,14 @@ class _EigenExpansion:
             raise ValueError(f"n_terms must be between 1 and {self.n_terms}, got {n_terms!r}.")
         PX = self.eigenfunctions(X)[:, :M]
         PY = PX if Y is None else self.eigenfunctions(Y)[:, :M]
-        return (PX * self.eigenvalues[:M]) @ PY.T
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+            out = (PX * self.eigenvalues[:M]) @ PY.T
+        if not np.isfinite(out).all():
+            raise ValueError(
+                "the truncated Mercer sum overflows floating point at these points: the "
+                "kernel's values there are beyond the float range; rescale X (and Y)."
+            )
+        return out
 
 
 class MercerExpansion(_EigenExpansion):
@@ -386,7 +421,17 @@ class MercerExpansion(_EigenExpansion):
             )
         K = self.kernel(X, self.points)
         # ψ_i(x) = (1/λ_i) Σ_j √w_j K(x, u_j) u_ij  — the Nyström extension.
-        return (K * self._sqrt_w) @ self._eigvecs / self.eigenvalues
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+            out = (K * self._sqrt_w) @ self._eigvecs / self.eigenvalues
+        if not np.isfinite(out).all():
+            # 1/λ_i magnifies K(x, u_j): numpy's bare overflow warning and infinities before
+            raise ValueError(
+                f"the eigenfunctions overflow floating point at X (largest |entry| "
+                f"{float(np.abs(X).max()):.3g}): K(x, u_j)/λ_i is beyond the float range "
+                f"(smallest eigenvalue {float(self.eigenvalues[-1]):.3g}). Use points nearer "
+                "the nodes or fewer n_terms."
+            )
+        return out
 
     __call__ = eigenfunctions
 
@@ -606,6 +651,14 @@ class GaussianMercer(_EigenExpansion):
                 f"sigma = {self.sigma:g} is too large: the measure's 1/(4σ²) underflows to 0."
             )
         b = self.gamma
+        if not math.isfinite(1.0 + 2.0 * b / a):
+            # 2b/a = 8γσ² overflowed: B = (b/a)/(1 + b/a + √(1 + 2b/a)) was inf/inf, and the
+            # eigenvalues NaN, silently
+            raise ValueError(
+                f"gamma = {b:g} and sigma = {self.sigma:g} are too far apart: 8γσ² is beyond "
+                "the float range (the kernel is that much narrower than the measure); "
+                "choose a smaller gamma or sigma."
+            )
         # c = √(a² + 2ab) and c − a = 2b/(√(1 + 2b/a) + 1) written without a², which
         # overflows for σ of 1e-100, and without the cancellation of c − a when b ≪ a
         root = math.sqrt(1.0 + 2.0 * b / a)

@@ -27,7 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import devices
-from .._array_api import device_of, namespace_of
+from .._array_api import device_of, namespace_of, to_numpy
 from .._threads import for_each_row_block
 from .._validation import (
     all_finite,
@@ -568,7 +568,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         base = math.sqrt((1.0 if self.map == "complex" else 2.0) / D) * math.sqrt(self._mass)
         # 2c overflowed for c near the largest float64 (NaN features), and √c · w in the
         # float32 weights overflowed for c > 1e76 or so (infinite features), both silently
-        scale = base * self.weights_.astype(np.float64)
+        # (on the host: the device path of transform uses this too, with weights on X's device)
+        scale = base * to_numpy(self.weights_).astype(np.float64)
         with np.errstate(over="ignore"):
             out = scale.astype(dtype)
         if not (np.isfinite(scale).all() and np.isfinite(out).all()):
