@@ -34,7 +34,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import cast_for_kernel, check_count, check_positive
+from ._validation import cast_for_kernel, check_count, check_positive, refuse_complex_features
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
 from .ridge import solve_regularized_psd
@@ -145,11 +145,7 @@ def _dense_features(features, xb):
     features (``map="complex"``) are refused: the cast dropped their imaginary part."""
     Z = features.transform(xb)
     Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
-    if np.iscomplexobj(Z):
-        raise TypeError(
-            f"features must return real features, got dtype {Z.dtype}; a float model would "
-            "drop their imaginary part. Use RandomFourierFeatures(map='cos') or map='cossin'."
-        )
+    refuse_complex_features(Z, "features")
     return Z.astype(np.float64, copy=False)
 
 

@@ -51,6 +51,7 @@ from ._validation import (
     as_float_vector,
     check_labels,
     count_constraint,
+    refuse_complex_features,
     validate_data,
 )
 from .features import RandomFourierFeatures
@@ -190,21 +191,10 @@ def _transform(feature_map):
         # a sparse map (random binning) failed in np.asarray: "setting an array element
         # with a sequence"; its rows are used densely here
         Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
-        _refuse_complex(Z, "feature_map")
+        refuse_complex_features(Z, "feature_map")
         return Z.astype(np.float64, copy=False)
 
     return psi
-
-
-def _refuse_complex(Z, name):
-    """A TypeError for complex features (``RandomFourierFeatures(map="complex")``): their
-    cast to float dropped the imaginary part with numpy's ComplexWarning only, and the
-    real parts alone are not features of the kernel."""
-    if np.iscomplexobj(Z):
-        raise TypeError(
-            f"{name} must return real features, got dtype {Z.dtype}; a float model would drop "
-            "their imaginary part. Use RandomFourierFeatures(map='cos') or map='cossin'."
-        )
 
 
 class _Tally:
@@ -661,7 +651,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                 )
             if np.iscomplexobj(Z1):
                 self._forget()
-                _refuse_complex(Z1, "features")
+                refuse_complex_features(Z1, "features")
             D = Z1.shape[1]
             self._w, self._w_avg = np.zeros(D + 1), np.zeros(D + 1)
             self._state = np.zeros(2)
