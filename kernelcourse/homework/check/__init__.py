@@ -11,6 +11,10 @@ While the student's function runs, calls into ``kernelcourse`` itself (and into 
 routines that would answer the question in one call) are recorded, and such a function fails:
 the package is there to compare with, outside the function.
 
+A function that changes an array it was handed fails too (the check restores the array), and a
+crash says whose code crashed: the student's function, or the check on what the function
+returned.
+
 Each check prints one line per test, ``[pass]`` or ``[FAIL]`` with what differed and a hint.
 
 Contract: a check returns ``None`` when every test passed and raises ``AssertionError`` naming the

@@ -12,11 +12,17 @@ Two rules keep the checks honest without shipping an answer:
   code too, since some of them compute what a question asks (a student can read them); only
   the callbacks a check hands to the student's function, marked with :func:`handed`, and this
   module's machinery may run.
+
+A check also reads every answer as a student might get it wrong: :func:`unchanged_arguments`
+fails a function that changes the arrays it is handed, :func:`as_numbers` names a result that is
+not an array of numbers, and a crash in the check's own code on a returned value is reported as
+that value's fault, not as numpy's message alone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 import sys
 import threading
@@ -30,6 +36,8 @@ __all__ = [
     "Fingerprint",
     "fresh_rng",
     "close",
+    "as_numbers",
+    "unchanged_arguments",
     "handed",
 ]
 
@@ -60,7 +68,7 @@ def close(got, want, *, rtol=1e-6, atol=1e-8, what="result"):
     The message says how large the error is and where, never the expected value: a student who
     reads it learns that a property failed, not the answer.
     """
-    got = np.asarray(got)
+    got = as_numbers(got, what)
     want = np.asarray(want)
     if got.shape != want.shape:
         raise AssertionError(f"{what} has shape {got.shape}, expected {want.shape}")
@@ -73,6 +81,99 @@ def close(got, want, *, rtol=1e-6, atol=1e-8, what="result"):
         raise AssertionError(
             f"{what} is off: largest error {float(err.max()):.3g} "
             f"(at index {tuple(int(i) for i in worst)})"
+        )
+
+
+def as_numbers(got, what="result"):
+    """``got`` as a float array, or an AssertionError that names what it was instead.
+
+    Without it a None, a string or a ragged list reaches numpy, whose message (``ufunc
+    'isfinite' not supported``) says nothing about the student's answer.
+    """
+    if got is None:
+        raise AssertionError(f"{what} is None: does your function end with a return?")
+    not_numbers = AssertionError(f"{what} is not an array of numbers (got {type(got).__name__})")
+    try:
+        a = np.asarray(got)
+    except (TypeError, ValueError):
+        raise not_numbers from None
+    if np.iscomplexobj(a):  # e.g. from np.linalg.eig: fine when the imaginary part is 0
+        scale = max(1.0, float(np.abs(a.real).max(initial=0.0)))
+        if np.any(np.abs(a.imag) > 1e-12 * scale):
+            raise AssertionError(f"{what} has a nonzero imaginary part")
+        a = a.real
+    try:
+        return np.asarray(a, dtype=float)
+    except (TypeError, ValueError):
+        raise not_numbers from None
+
+
+def _arrays_in(args, kwargs, names):
+    """``(name, array)`` for every numpy array among the arguments, and in lists or tuples of
+    them (the folds of homework 2)."""
+    found = []
+    for name, value in [*zip(names, args, strict=False), *kwargs.items()]:
+        if isinstance(value, np.ndarray):
+            found.append((name, value))
+        elif isinstance(value, list | tuple):
+            found.extend(
+                (f"{name}[{i}]", v) for i, v in enumerate(value) if isinstance(v, np.ndarray)
+            )
+    return found
+
+
+def _argument_names(fn, n):
+    """The names of ``fn``'s first ``n`` positional parameters, as far as they can be read."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names[:n] + [f"argument {i + 1}" for i in range(len(names), n)]
+
+
+@contextlib.contextmanager
+def unchanged_arguments(fn, args, kwargs):
+    """Run the block (a call of the student's ``fn``), then fail if it changed an array it was
+    handed: the check reuses its inputs, so a change would make later tests fail for another
+    reason or pass by accident. The arrays are restored either way. An exception from the
+    block is marked as the student's (see :meth:`SelfCheck.test`)."""
+    names = _argument_names(fn, len(args))
+    arrays = _arrays_in(args, kwargs, names)
+    before = [a.copy() for _, a in arrays]
+    # a list (the folds of homework 2) could lose or gain items, which the check then misses
+    lists = [
+        (name, v, list(v))
+        for name, v in [*zip(names, args, strict=False), *kwargs.items()]
+        if isinstance(v, list)
+    ]
+    try:
+        yield
+    except Exception as err:
+        err.raised_in_student_code = True
+        raise
+    finally:
+        changed = [
+            name
+            for name, v, items in lists
+            if len(v) != len(items) or any(x is not y for x, y in zip(v, items, strict=False))
+        ]
+        for _, v, items in lists:
+            v[:] = items
+        changed += [
+            name
+            for (name, a), b in zip(arrays, before, strict=True)
+            if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+        ]
+        for (_, a), b in zip(arrays, before, strict=True):
+            if a.shape == b.shape:
+                with contextlib.suppress(ValueError):  # a read-only array cannot have changed
+                    a[...] = b
+    if changed:
+        raise AssertionError(
+            f"your function changed its input {changed[0]} in place: work on a copy "
+            f"({changed[0].split('[')[0]} = {changed[0].split('[')[0]}.copy()) and leave the "
+            "caller's arrays as they were"
         )
 
 
@@ -193,7 +294,7 @@ class Fingerprint:
         return f"Fingerprint({self.shape}, [{values}], digits={self.digits})"
 
     def check(self, got, what="result"):
-        got = np.asarray(got, dtype=float)
+        got = as_numbers(got, what)
         if got.shape != self.shape:
             raise AssertionError(f"{what} has shape {got.shape}, expected {self.shape}")
         if not np.all(np.isfinite(got)):
@@ -204,6 +305,9 @@ class Fingerprint:
                 raise AssertionError(
                     f"{what} differs from the expected values for this fixed input"
                 )
+
+
+_NOTHING = object()  # no call of the student's function has returned yet
 
 
 def _exponent(v):
@@ -245,6 +349,7 @@ class SelfCheck:
         self.forbid = forbid
         self.allow = allow
         self.results = []  # (description, ok, message, hint)
+        self.last_output = _NOTHING
 
     def extra_guard(self):
         """A further recording guard for what this question refuses beyond the package (a
@@ -255,8 +360,13 @@ class SelfCheck:
         """Call the student's function under the guard (and :meth:`extra_guard`'s)."""
         guard = PackageGuard(self.forbid, self.allow)
         extra, reason = self.extra_guard()
-        with guard, extra if extra is not None else contextlib.nullcontext():
+        with (
+            unchanged_arguments(self.student_fn, args, kwargs),
+            guard,
+            extra if extra is not None else contextlib.nullcontext(),
+        ):
             out = self.student_fn(*args, **kwargs)
+        self.last_output = out
         if guard.calls:
             raise AssertionError(
                 f"your function calls {guard.calls[0]}: this question asks you to implement that "
@@ -274,16 +384,37 @@ class SelfCheck:
             except NotImplementedError:
                 raise
             except AssertionError as err:
-                self.results.append((description, False, str(err), hint))
-            except Exception as err:  # the student's code crashed: report it as a failure
-                self.results.append(
-                    (description, False, f"raised {type(err).__name__}: {err}", hint)
+                # the student's own assert is a crash of their code, not a failed property
+                message = (
+                    self._crash_message(err)
+                    if getattr(err, "raised_in_student_code", False)
+                    else str(err)
                 )
+                self.results.append((description, False, message, hint))
+            except Exception as err:  # report a crash as a failure, saying whose code crashed
+                self.results.append((description, False, self._crash_message(err), hint))
             else:
                 self.results.append((description, True, "", hint))
             return fn
 
         return run
+
+    def _crash_message(self, err):
+        raised = f"raised {type(err).__name__}: {err}"
+        if getattr(err, "raised_in_student_code", False):
+            return f"your function {raised}"
+        # The check's own code failed on what the function returned (a None, a list of the
+        # wrong length, an array of the wrong shape): numpy's message alone would not say so.
+        if self.last_output is None:
+            got = "None: does your function end with a return?"
+        elif self.last_output is _NOTHING:
+            got = "a value of a type the check cannot use"
+        else:
+            got = f"a value of type {type(self.last_output).__name__} that the check cannot use"
+        return (
+            f"your function returned {got} (the check {raised}); compare the type, length and "
+            "shape of what it returns with what the question asks for"
+        )
 
     def finish(self):
         """Print one line per test; raise AssertionError naming the failures, if any."""

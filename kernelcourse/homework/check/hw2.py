@@ -79,8 +79,9 @@ class _CountingCheck(SelfCheck):
         """Call the student's function under the package guard and a counter."""
         guard = _core.PackageGuard(self.forbid, self.allow)
         counter = FactorisationCounter(side)
-        with guard, counter:
+        with _core.unchanged_arguments(self.student_fn, args, {}), guard, counter:
             out = self.student_fn(*args)
+        self.last_output = out
         if guard.calls:
             raise AssertionError(
                 f"your function calls {guard.calls[0]}: this question asks you to implement "

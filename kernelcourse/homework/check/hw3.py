@@ -13,7 +13,7 @@ import numpy as np
 from scipy import stats
 
 from ...kernels import RBF, Laplacian
-from ._core import SelfCheck, close, fresh_rng
+from ._core import SelfCheck, as_numbers, close, fresh_rng
 
 __all__ = ["q1", "q2"]
 
@@ -51,7 +51,7 @@ def q1(student_scrambled_halton, *, seed=None):
         "or 1 (the inverse CDF of question 2 is infinite there).",
     )
     def _():
-        U = np.asarray(c.fn(10, 3, np.random.default_rng(int(rng.integers(2**31)))))
+        U = as_numbers(c.fn(10, 3, np.random.default_rng(int(rng.integers(2**31)))), "the points")
         assert U.shape == (10, 3), f"got shape {U.shape}"
         assert np.all(np.isfinite(U)), "the points contain NaN or infinity"
         assert np.all((U > 0) & (U < 1)), "some coordinate lies outside (0, 1)"
@@ -66,6 +66,8 @@ def q1(student_scrambled_halton, *, seed=None):
         b = c.fn(20, 2, np.random.default_rng(s))
         other = c.fn(20, 2, np.random.default_rng(s + 1))
         close(a, b, what="the points from equal seeds")
+        other = as_numbers(other, "the points")
+        assert other.shape == np.shape(a), f"got shape {other.shape} for another seed"
         assert not np.allclose(a, other), "different seeds gave the same points"
 
     n, stratified_seed, cache = 250, int(rng.integers(2**31)), []
@@ -73,8 +75,10 @@ def q1(student_scrambled_halton, *, seed=None):
     def points():
         """The 250 points both stratification tests read, computed once."""
         if not cache:
-            U = np.asarray(c.fn(n, 5, np.random.default_rng(stratified_seed)), dtype=float)
+            U = as_numbers(c.fn(n, 5, np.random.default_rng(stratified_seed)), "the points")
             assert U.shape == (n, 5), f"got shape {U.shape} for n = {n}, d = 5"
+            # NaN would fall in no interval (and warn when cast to a cell index)
+            assert np.all((U >= 0) & (U < 1)), "some coordinate is NaN or outside [0, 1)"
             cache.append(U)
         return cache[0]
 
@@ -120,9 +124,12 @@ def q1(student_scrambled_halton, *, seed=None):
     )
     def _():
         base = int(rng.integers(2**31))
-        draws = np.array(
-            [np.asarray(c.fn(3, 2, np.random.default_rng(base + s)))[[0, 2]] for s in range(60)]
-        )
+        draws = []
+        for s in range(60):
+            U = as_numbers(c.fn(3, 2, np.random.default_rng(base + s)), "the points")
+            assert U.shape == (3, 2), f"got shape {U.shape} for n = 3, d = 2"
+            draws.append(U[[0, 2]])
+        draws = np.array(draws)
         for i, j in [(0, 0), (0, 1), (1, 0)]:
             p = stats.kstest(draws[:, i, j], "uniform").pvalue
             assert p > 1e-6, (
@@ -149,7 +156,11 @@ def mean_relative_error(features, X, D, kernel, gamma, rng, repeats=12):
     K = KERNELS[kernel](gamma=gamma)(X)
     errors = []
     for _ in range(repeats):
-        Z = np.asarray(features(X, D, kernel, gamma, np.random.default_rng(rng.integers(2**31))))
+        Z = as_numbers(
+            features(X, D, kernel, gamma, np.random.default_rng(rng.integers(2**31))),
+            "the features",
+        )
+        assert Z.shape == (len(X), 2 * D), f"got shape {Z.shape} for n = {len(X)}, D = {D}"
         errors.append(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))
     return float(np.mean(errors))
 
@@ -160,7 +171,11 @@ def q2(student_qmc_features, *, seed=None):
     c = SelfCheck("hw3.q2", student_qmc_features, forbid=QMC_ROUTINES)
 
     def features(X, D, kernel, gamma, seed):
-        return np.asarray(c.fn(X, D, kernel, gamma, np.random.default_rng(seed)), dtype=float)
+        Z = as_numbers(c.fn(X, D, kernel, gamma, np.random.default_rng(seed)), "the features")
+        assert Z.shape == (len(X), 2 * D), (
+            f"{kernel}: got shape {Z.shape} for n = {len(X)}, D = {D}, expected (n, 2D)"
+        )
+        return Z
 
     @c.test(
         "returns shape (n, 2D) with ψ(x)ᵀψ(x) = 1 for every x",

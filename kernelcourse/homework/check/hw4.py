@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from ...kernels import RBF
-from ._core import SelfCheck, close, fresh_rng
+from ._core import SelfCheck, as_numbers, close, fresh_rng
 
 __all__ = ["q1", "q2", "q3", "q4", "toy_problem", "sigmoid_problem"]
 
@@ -36,9 +36,7 @@ def sigmoid_problem(rng, n=40, gamma=1.0, coef0=0.0):
     """Points of varied length in 2-D, labels ±1, and the Gram matrix of the sigmoid
     kernel tanh(γ xᵀx' + c), which is symmetric but not positive semi-definite."""
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
-    X = (rng.normal(size=(n, 2)) + 0.5 * y[:, None]) * rng.uniform(
-        0.3, 2.0, size=(n, 1)
-    )
+    X = (rng.normal(size=(n, 2)) + 0.5 * y[:, None]) * rng.uniform(0.3, 2.0, size=(n, 1))
     return X, y, np.tanh(gamma * X @ X.T + coef0)
 
 
@@ -107,8 +105,13 @@ def q1(student_duality_gap, *, seed=None):
 
     def run(alpha, K, y):
         out = c.fn(alpha, K, y, C)
-        assert len(out) == 3, "return the triple (dual objective, duality gap, b)"
-        dual, gap, b = (float(v) for v in out)
+        assert isinstance(out, tuple | list) and len(out) == 3, (
+            "return the triple (dual objective, duality gap, b)"
+        )
+        try:
+            dual, gap, b = (float(v) for v in out)
+        except (TypeError, ValueError):
+            raise AssertionError("each of the three values must be one number") from None
         assert np.isfinite([dual, gap, b]).all(), "the triple holds NaN or infinity"
         return dual, gap, b
 
@@ -144,8 +147,7 @@ def q1(student_duality_gap, *, seed=None):
                     )
 
     @c.test(
-        "the gap is ≥ 0 at every feasible α, and below 10⁻⁴ of the objective at LIBSVM's "
-        "solution",
+        "the gap is ≥ 0 at every feasible α, and below 10⁻⁴ of the objective at LIBSVM's solution",
         "for feasible α (0 ≤ α ≤ C, yᵀα = 0) weak duality gives P(β, b) ≥ 𝒟(β) for every b; "
         "question 5(d) proves it term by term.",
     )
@@ -180,6 +182,12 @@ def q2(student_smo_step, *, seed=None):
         i, j = negative[rng.integers(len(negative))][rng.permutation(2)]
         cases_s.append((_feasible_alpha(rng, y_s, C), int(i), int(j)))
 
+    def step(alpha, K, y, i, j):
+        """The student's step from a copy of α (a changed α is reported by c.fn)."""
+        new = as_numbers(c.fn(alpha, K, y, C, i, j), "the new α")
+        assert new.shape == alpha.shape, f"the new α has shape {new.shape}, expected {alpha.shape}"
+        return new
+
     def feasible(alpha, new, y, i, j):
         others = np.ones(len(y), bool)
         others[[i, j]] = False
@@ -201,7 +209,7 @@ def q2(student_smo_step, *, seed=None):
     )
     def _():
         for alpha, i, j in cases:
-            new = np.asarray(c.fn(alpha, K, y, C, i, j), dtype=float)
+            new = step(alpha, K, y, i, j)
             feasible(alpha, new, y, i, j)
 
     @c.test(
@@ -211,7 +219,7 @@ def q2(student_smo_step, *, seed=None):
     )
     def _():
         for alpha, i, j in cases:
-            new = np.asarray(c.fn(alpha, K, y, C, i, j), dtype=float)
+            new = step(alpha, K, y, i, j)
             lo, hi = _segment(alpha, y, C, i, j)
             best = _objective(alpha, K, y) + _line_gain(alpha, K, y, i, j, lo, hi).max()
             got = _objective(new, K, y)
@@ -228,14 +236,21 @@ def q2(student_smo_step, *, seed=None):
     )
     def _():
         for alpha, i, j in cases_s:
-            new = np.asarray(c.fn(alpha, K_s, y_s, C, i, j), dtype=float)
+            new = step(alpha, K_s, y_s, i, j)
             feasible(alpha, new, y_s, i, j)
             loss = _objective(alpha, K_s, y_s) - _objective(new, K_s, y_s)
-            assert loss <= 1e-9, (
-                f"pair ({i}, {j}): the step lowers the objective by {loss:.3g}"
-            )
+            assert loss <= 1e-9, f"pair ({i}, {j}): the step lowers the objective by {loss:.3g}"
 
     c.finish()
+
+
+def _triple(out):
+    """``out`` if it starts like the triple (alpha, n_kernel, n_steps) the question asks for:
+    indexing a bare α would test α[0] as the whole answer."""
+    assert isinstance(out, tuple | list) and len(out) >= 2, (
+        "return the triple (alpha, n_kernel, n_steps)"
+    )
+    return out
 
 
 def q4(student_smo, *, seed=None):
@@ -254,16 +269,12 @@ def q4(student_smo, *, seed=None):
         )
         def _(C=C):
             X, y, K = toy_problem(rng, n=60, gamma=float(rng.uniform(0.5, 2.0)))
-            alpha = np.asarray(c.fn(K, y, C)[0], dtype=float)
+            alpha = as_numbers(_triple(c.fn(K, y, C))[0], "α")
             assert alpha.shape == (60,), f"α has shape {alpha.shape}, expected (60,)"
-            assert alpha.min() >= -1e-9 and alpha.max() <= C + 1e-9, (
-                "α left the box [0, C]"
-            )
+            assert alpha.min() >= -1e-9 and alpha.max() <= C + 1e-9, "α left the box [0, C]"
             assert abs(y @ alpha) < 1e-6 * C * 60, "yᵀα is not 0"
             gap = _kkt_gap(alpha, K, y, C)
-            assert gap < 1e-3, (
-                f"the KKT gap m(β) − M(β) over all variables is {gap:.3g}"
-            )
+            assert gap < 1e-3, f"the KKT gap m(β) − M(β) over all variables is {gap:.3g}"
 
     @c.test(
         "reports the number of kernel values it used",
@@ -272,7 +283,7 @@ def q4(student_smo, *, seed=None):
     )
     def _():
         X, y, K = toy_problem(rng, n=30)
-        n_kernel = c.fn(K, y, 1.0, 1e-5)[1]
+        n_kernel = _triple(c.fn(K, y, 1.0, 1e-5))[1]
         assert int(n_kernel) >= 1 and int(n_kernel) == n_kernel, (
             "the count is not a positive whole number"
         )
@@ -284,9 +295,7 @@ def _partly_solved(rng, C):
     """A problem and the α of a loose LIBSVM fit: many coefficients at a bound, far from
     the optimum in places."""
     X, y, K = toy_problem(rng, n=40, gamma=float(rng.uniform(0.5, 2.0)))
-    svc = SVC(
-        C=C, kernel="precomputed", tol=float(rng.uniform(0.3, 1.0)), shrinking=False
-    )
+    svc = SVC(C=C, kernel="precomputed", tol=float(rng.uniform(0.3, 1.0)), shrinking=False)
     svc.fit(K, y)
     alpha = np.zeros(40)
     alpha[svc.support_] = np.abs(svc.dual_coef_[0])
@@ -318,24 +327,19 @@ def q3(student_shrinkable, *, seed=None):
 
     def mask(alpha, K, y, C):
         got = np.asarray(c.fn(alpha, K, y, C))
-        assert got.shape == y.shape, (
-            f"the mask has shape {got.shape}, expected {y.shape}"
-        )
+        assert got.shape == y.shape, f"the mask has shape {got.shape}, expected {y.shape}"
         assert got.dtype == bool, f"the mask has dtype {got.dtype}, expected bool"
         return got
 
     @c.test(
         "never sets aside a free support vector",
-        "free support vectors (0 < α_t < C) can still move both ways: they stay "
-        "active.",
+        "free support vectors (0 < α_t < C) can still move both ways: they stay active.",
     )
     def _():
         for (alpha, K, y), C in zip(cases, (0.5, 1.0, 5.0, 20.0), strict=True):
             free = (alpha > 0) & (alpha < C)
             got = mask(alpha, K, y, C)
-            assert not (got & free).any(), (
-                f"{int((got & free).sum())} free variables set aside"
-            )
+            assert not (got & free).any(), f"{int((got & free).sum())} free variables set aside"
 
     @c.test(
         "sets aside only variables that belong to no violating pair",
@@ -347,8 +351,7 @@ def q3(student_shrinkable, *, seed=None):
             excess, _ = _violating_partners(alpha, K, y, C)
             wrong = mask(alpha, K, y, C) & (excess > 1e-9)
             assert not wrong.any(), (
-                f"{int(wrong.sum())} variables set aside still belong to a violating "
-                f"pair"
+                f"{int(wrong.sum())} variables set aside still belong to a violating pair"
             )
 
     @c.test(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._core import SelfCheck, close, fresh_rng
+from ._core import SelfCheck, as_numbers, close, fresh_rng
 
 __all__ = ["q1", "q2"]
 
@@ -39,7 +39,7 @@ def q1(student_rational_widths, *, seed=None):
     )
     def _():
         for size in (7, (5, 3)):
-            W = np.asarray(c.fn(size, 1.5, np.random.default_rng(int(rng.integers(2**31)))))
+            W = as_numbers(c.fn(size, 1.5, np.random.default_rng(int(rng.integers(2**31)))), "W")
             assert W.shape == np.empty(size).shape, f"size {size} gave shape {W.shape}"
             assert np.all(np.isfinite(W)), "the widths contain NaN or infinity"
             assert np.all(W > 0), "a width is zero or negative"
@@ -52,7 +52,9 @@ def q1(student_rational_widths, *, seed=None):
         a = c.fn(50, 1.0, np.random.default_rng(3))
         b = c.fn(50, 1.0, np.random.default_rng(3))
         other = c.fn(50, 1.0, np.random.default_rng(4))
-        close(np.asarray(a), np.asarray(b), rtol=0, atol=0, what="widths from equal seeds")
+        close(a, b, rtol=0, atol=0, what="widths from equal seeds")
+        other = as_numbers(other, "widths")
+        assert other.shape == np.shape(a), f"got shape {other.shape} for another seed"
         assert not np.allclose(a, other), "different seeds gave the same widths"
 
     hint = (
@@ -68,7 +70,7 @@ def q1(student_rational_widths, *, seed=None):
             hint,
         )
         def _(gamma=float(gamma)):
-            W = np.asarray(c.fn(200_000, gamma, rng), dtype=float).ravel()
+            W = as_numbers(c.fn(200_000, gamma, rng), "W").ravel()
             assert W.shape == (200_000,), f"asked for 200000 widths, got {W.shape[0]}"
             for t in (0.1, 0.5, 1.0, 3.0):
                 delta = t / gamma

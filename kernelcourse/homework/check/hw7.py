@@ -17,7 +17,7 @@ import zlib
 
 import numpy as np
 
-from ._core import SelfCheck, close, fresh_rng, handed
+from ._core import SelfCheck, as_numbers, close, fresh_rng, handed
 
 __all__ = ["q1", "q2", "q3", "chunks", "row_folds"]
 
@@ -245,6 +245,11 @@ def q3(student_svrg_ridge, *, seed=None):
     lam = float(rng.uniform(0.05, 0.2))
     w_star = np.linalg.solve(Z.T @ Z / len(y) + lam * np.eye(12), Z.T @ y / len(y))
 
+    def svrg(read, step_size, n_epochs, w0):
+        w = as_numbers(c.fn(read, psi, lam, step_size, n_epochs, w0), "w")
+        assert w.shape == (12,), f"w has shape {w.shape}, expected (12,) like w0"
+        return w
+
     @c.test("reads the stream twice per epoch and maps each chunk once per pass", hint)
     def _():
         epochs = int(rng.integers(1, 4))
@@ -266,7 +271,7 @@ def q3(student_svrg_ridge, *, seed=None):
     )
     def _():
         w0 = w_star.copy()
-        w = np.asarray(c.fn(_Reader(X, y, 50), psi, lam, 0.3, 2, w0), dtype=float)
+        w = svrg(_Reader(X, y, 50), 0.3, 2, w0)
         close(w0, w_star, rtol=0, atol=0, what="the input w0 after the call")
         close(w, w_star, rtol=1e-8, atol=1e-10, what="w after two epochs from the minimiser")
 
@@ -278,7 +283,7 @@ def q3(student_svrg_ridge, *, seed=None):
     )
     def _():
         w0 = rng.normal(size=12)
-        w = np.asarray(c.fn(_Reader(X, y, 25), psi, lam, 0.1, 15, w0), dtype=float)
+        w = svrg(_Reader(X, y, 25), 0.1, 15, w0)
         g0 = np.linalg.norm(_ridge_objective_gradient(Z, y, lam, w0))
         g = np.linalg.norm(_ridge_objective_gradient(Z, y, lam, w))
         assert g <= 1e-4 * g0, f"the gradient shrank only by a factor {g0 / g:.3g}"
@@ -289,7 +294,7 @@ def q3(student_svrg_ridge, *, seed=None):
     )
     def _():
         w0 = rng.normal(size=12)
-        ws = [c.fn(_Reader(X, y, size), psi, lam, 0.2, 2, w0) for size in (1, 30, 200)]
+        ws = [svrg(_Reader(X, y, size), 0.2, 2, w0) for size in (1, 30, 200)]
         for w in ws[1:]:
             close(w, ws[0], rtol=1e-8, atol=1e-10, what="w for two ways of chunking")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import RBF
-from ._core import SelfCheck, close, fresh_rng, handed
+from ._core import SelfCheck, as_numbers, close, fresh_rng, handed
 
 __all__ = ["q1", "q2", "q3", "CountingKernel"]
 
@@ -114,17 +114,20 @@ def q2(student_power_function, *, seed=None):
     centers = rng.uniform(-1, 1, size=(8, 2))
     X = rng.uniform(-1.5, 1.5, size=(50, 2))
 
+    def power(centers, points):
+        P = as_numbers(c.fn(kernel, centers, points), "P")
+        assert P.shape == (len(points),), f"got shape {P.shape} for {len(points)} points"
+        return P
+
     @c.test(
         "vanishes at the centres and lies between 0 and √K(x, x) elsewhere",
         "P(x) is the H-norm of K(x, ·) minus its interpolant on the centres; an interpolant "
         "is exact at the centres.",
     )
     def _():
-        at_centers = np.asarray(c.fn(kernel, centers, centers), dtype=float)
-        assert at_centers.shape == (8,), f"got shape {at_centers.shape} for 8 points"
+        at_centers = power(centers, centers)
         close(at_centers, np.zeros(8), atol=1e-5, what="P at the centres")
-        P = np.asarray(c.fn(kernel, centers, X), dtype=float)
-        assert P.shape == (50,), f"got shape {P.shape} for 50 points"
+        P = power(centers, X)
         assert np.all(P >= 0) and np.all(P <= np.sqrt(kernel.diag(X)) + 1e-12), (
             "P(x) leaves [0, √K(x, x)]"
         )
@@ -135,7 +138,7 @@ def q2(student_power_function, *, seed=None):
         "inner product with one element of H.",
     )
     def _():
-        P = np.asarray(c.fn(kernel, centers, X), dtype=float)
+        P = power(centers, X)
         worst = _worst_errors(kernel, centers, X, rng)
         assert np.all(worst <= P + 1e-7), "some f has a larger interpolation error than P ‖f‖"
 
@@ -144,8 +147,8 @@ def q2(student_power_function, *, seed=None):
         "more centres, a larger space to interpolate in, a smaller error.",
     )
     def _():
-        small = np.asarray(c.fn(kernel, centers[:4], X), dtype=float)
-        large = np.asarray(c.fn(kernel, centers, X), dtype=float)
+        small = power(centers[:4], X)
+        large = power(centers, X)
         assert np.all(large <= small + 1e-7), "P with 8 centres exceeds P with 4 of them"
 
     c.finish()
@@ -171,11 +174,16 @@ def q3(student_p_greedy, *, seed=None):
     )
     def _():
         indices, p_max = c.fn(CountingKernel(base), candidates, m)
-        indices = np.asarray(indices)
-        p_max = np.asarray(p_max, dtype=float)
+        indices = as_numbers(indices, "indices")
+        p_max = as_numbers(p_max, "p_max")
         assert indices.shape == (m,) and p_max.shape == (m,), (
             f"got shapes {indices.shape} and {p_max.shape}, expected ({m},) each"
         )
+        # whole numbers in range: a NaN or a fraction would reach numpy's indexing below
+        assert np.all(indices == np.round(indices)) and np.all((indices >= 0) & (indices < N)), (
+            f"indices holds a value that is not a row number 0, …, {N - 1} of candidates"
+        )
+        indices = indices.astype(int)
         assert len(set(indices.tolist())) == m, "a candidate was chosen twice"
         close(p_max[0], np.sqrt(base.diag(candidates)).max(), what="p_max[0]")
         assert np.all(np.diff(p_max) <= 1e-9), "the largest power function grew"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ._core import SelfCheck, close, fresh_rng
+from ._core import SelfCheck, as_numbers, close, fresh_rng
 
 __all__ = ["q1", "q2", "kkt_violation"]
 
@@ -27,6 +27,25 @@ def kkt_violation(Z, y, alpha, C):
     return float(np.max(np.abs(np.clip(alpha - g, -bound, bound) - alpha)))
 
 
+def _coordinates(coords, q, d):
+    """The coordinate of each stump as ints, or an AssertionError saying what is wrong with it
+    (a NaN or a fraction would otherwise reach numpy's indexing as a bare IndexError)."""
+    coords = as_numbers(coords, "coords")
+    assert coords.shape == (q,), f"coords has shape {coords.shape}, expected ({q},)"
+    assert np.all(np.isfinite(coords)) and np.all(coords == np.round(coords)), (
+        "coords holds a value that is not a whole number: one column index per stump"
+    )
+    assert np.all((coords >= 0) & (coords < d)), f"a coordinate outside 0, …, {d - 1}"
+    return coords.astype(int)
+
+
+def _triple(out):
+    assert isinstance(out, tuple | list) and len(out) == 3, (
+        "return the triple (Z, coords, thresholds)"
+    )
+    return out
+
+
 def q1(student_stump_features, *, seed=None):
     """Check ``stump_features(X, q, low, high, rng) -> (Z, coords, thresholds)``."""
     rng = fresh_rng(seed)
@@ -39,10 +58,11 @@ def q1(student_stump_features, *, seed=None):
     )
     def _():
         X = rng.uniform(-1, 1, size=(30, 4))
-        Z, coords, thresholds = (np.asarray(a) for a in c.fn(X, 50, -1.0, 1.0, rng))
+        Z, coords, thresholds = _triple(c.fn(X, 50, -1.0, 1.0, rng))
+        Z, thresholds = as_numbers(Z, "Z"), as_numbers(thresholds, "thresholds")
         assert Z.shape == (30, 50), f"Z has shape {Z.shape}, expected (30, 50)"
-        assert coords.shape == (50,) and thresholds.shape == (50,), "one (k, t) per feature"
-        signs = np.where(X[:, coords.astype(int)] >= thresholds, 1.0, -1.0)
+        assert thresholds.shape == (50,), "one (k, t) per feature"
+        signs = np.where(X[:, _coordinates(coords, 50, 4)] >= thresholds, 1.0, -1.0)
         close(Z, signs / np.sqrt(50), atol=1e-12, what="Z")
 
     @c.test(
@@ -51,9 +71,9 @@ def q1(student_stump_features, *, seed=None):
     )
     def _():
         d, low, high = 5, float(rng.uniform(-3, 0)), float(rng.uniform(1, 3))
-        _, coords, thresholds = c.fn(np.zeros((2, d)), 20_000, low, high, rng)
-        counts = np.bincount(np.asarray(coords, dtype=int), minlength=d)
-        assert len(counts) == d, "a coordinate outside 0, …, d − 1"
+        _, coords, thresholds = _triple(c.fn(np.zeros((2, d)), 20_000, low, high, rng))
+        counts = np.bincount(_coordinates(coords, 20_000, d), minlength=d)
+        thresholds = as_numbers(thresholds, "thresholds")
         p_coords = stats.chisquare(counts).pvalue
         p_thresh = stats.kstest(thresholds, stats.uniform(low, high - low).cdf).pvalue
         assert p_coords > 1e-6, f"the coordinates are not uniform (χ² test p = {p_coords:.2g})"
@@ -65,9 +85,9 @@ def q1(student_stump_features, *, seed=None):
     )
     def _():
         X = rng.normal(size=(4, 3))
-        a = c.fn(X, 7, -1.0, 1.0, np.random.default_rng(5))
-        b = c.fn(X, 7, -1.0, 1.0, np.random.default_rng(5))
-        close(np.asarray(a[2]), np.asarray(b[2]), rtol=0, atol=0, what="equal seeds")
+        a = _triple(c.fn(X, 7, -1.0, 1.0, np.random.default_rng(5)))
+        b = _triple(c.fn(X, 7, -1.0, 1.0, np.random.default_rng(5)))
+        close(a[2], b[2], rtol=0, atol=0, what="the thresholds from equal seeds")
 
     c.finish()
 
