@@ -90,6 +90,13 @@ class ProgressPrinter:
     Pass it as ``callback=ProgressPrinter()`` or set ``verbose=True`` on the estimator. It is called
     as ``callback(iteration, alpha, residual)`` after every conjugate-gradient step.
 
+    Parameters
+    ----------
+    file : file-like or None, default=None
+        Where the lines go; None means standard output.
+    every : int >= 1, default=1
+        Print after every ``every``-th iteration only.
+
     See Also
     --------
     NystroemKRR
@@ -104,7 +111,9 @@ class ProgressPrinter:
 
     def __init__(self, file=None, every=1):
         self.file = file
-        self.every = every
+        # every=0 failed at the first iteration with "integer modulo by zero", and 2.5 or -1
+        # printed at other iterations than asked
+        self.every = check_count(every, "every")
         self._start = None
 
     def __call__(self, iteration, alpha, residual):
@@ -476,8 +485,22 @@ class _BaseNystroemKRR(BaseEstimator):
         M = len(idx)
         centers = X[idx]
         self.centers_ = centers  # the row blocks below read it
+        # ȳ and α are linear in Y: both are solved for in units of a power of two near each
+        # column's largest |y| (exact, so nothing else changes), which keeps targets near the
+        # float range (1e306) from overflowing in ȳ, Y − ȳ and K_nMᵀ(Y − ȳ). Never a unit
+        # below 1: α of tiny targets need not be tiny (a kernel of order 1e-300).
+        unit = np.ldexp(1.0, np.maximum(np.frexp(np.abs(Y).max(axis=0))[1] - 1, 0))
+        Y = Y / unit
         y_mean = np.average(Y, axis=0, weights=sw)
         Yc = Y - y_mean
+        if callback is not None:
+            user_callback = callback
+
+            def callback(it, alpha, residual):  # α in the units of y (inf beyond its range)
+                with np.errstate(over="ignore"):
+                    alpha = alpha * unit
+                user_callback(it, alpha, residual)
+
         if sw is not None:
             Yc = Yc * sw[:, None]
         n_eff = len(X) if sw is None else float(sw.sum())
@@ -524,7 +547,15 @@ class _BaseNystroemKRR(BaseEstimator):
             gram_factor=factor,
             eps=eps,
         )
-        return {"centers": centers, "y_mean": y_mean, "alpha": result.alpha, "result": result}
+        with np.errstate(over="ignore"):
+            alpha = result.alpha * unit
+        if not np.isfinite(alpha).all():
+            raise ValueError(
+                f"the coefficients α overflow for targets of order {float(unit.max()):.0e} "
+                f"(largest |α| {float(np.abs(result.alpha).max()):.3g} times that): rescale "
+                "y (or raise lam)."
+            )
+        return {"centers": centers, "y_mean": y_mean * unit, "alpha": alpha, "result": result}
 
     def _finish_progress(self, progress):
         if self.verbose is None:  # verbose=True has printed every iteration already

@@ -460,8 +460,8 @@ def _cholesky_lower(A, xp):
 
 def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     r"""Upper factor T with :math:`T^T T = A + sI` for the smallest shift
-    :math:`s = \varepsilon M \max_i A_{ii} \cdot 100^k` (k < ``max_tries``) that
-    succeeds, and s.
+    :math:`s = \varepsilon M \max_i A_{ii} \cdot 100^k` (k < ``max_tries``, and s at most
+    :math:`\max_i A_{ii}` after the first) that succeeds, and s.
 
     The shift follows A's scale (1 sets it when no diagonal entry is positive), so a PSD
     matrix of order 1e-150 is not swamped by it. ``eps`` defaults to the machine epsilon of
@@ -496,8 +496,9 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
         If A is not a square matrix (named by ``name``), ``eps`` is not a finite number > 0
         or ``max_tries`` < 1.
     NotPositiveDefiniteError
-        When no shift up to :math:`100^{\text{max\_tries}-1}` times the first works; the
-        message names ``name``.
+        When no shift up to :math:`100^{\text{max\_tries}-1}` times the first, nor up to
+        :math:`\max_i A_{ii}`, works: a PSD matrix needs a jitter of the order of its rounding
+        only, so A is then indefinite beyond round-off. The message names ``name``.
 
     See Also
     --------
@@ -532,8 +533,15 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     shift = eps * M * (top if top > 0 else 1.0)
     if shift == 0.0:  # A of subnormal scale (1e-320): the product underflowed, and 100ᵏ·0 = 0
         shift = float(np.nextafter(0.0, 1.0))
+    # The rounding of a PSD matrix computed to precision ε moves its eigenvalues by about
+    # εM max Aᵢᵢ, the first shift. A shift beyond max Aᵢᵢ, which bounds every entry of a PSD
+    # matrix, is no jitter: A is indefinite beyond round-off (an indefinite kernel), and the
+    # factor of A + sI (−I became 6.7·I) silently stood in for A.
+    limit = max(top, shift)
     added = 0.0
     for _ in range(max_tries):
+        if shift > limit:
+            break
         B = aa.add_to_diagonal(A, shift - added, xp)
         added = shift
         L = _cholesky_lower(B, xp)
@@ -543,8 +551,8 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
             added = 0.0
         shift *= 100
     raise NotPositiveDefiniteError(
-        f"{name} is not positive definite even after adding {shift / 100:.1e}·I; is the "
-        "kernel positive semidefinite?"
+        f"{name} is not positive definite even after adding {shift / 100:.1e}·I (its largest "
+        f"diagonal entry is {top:.3g}); is the kernel positive semidefinite?"
     )
 
 
@@ -765,7 +773,9 @@ class FalkonResult:
     residual: float
 
 
-def _check_falkon_arguments(B, products, rhs, lam, n, xp, max_iter, tol, callback, gram, factor):
+def _check_falkon_arguments(
+    B, products, rhs, lam, n, xp, max_iter, tol, callback, gram, factor, eps
+):
     """falkon_solve's arguments checked by name (each failed deep in numpy or scipy, or, for
     n < 0, went on); returns rhs, gram and gram_factor, as float arrays for numpy."""
     if not isinstance(B, FalkonPreconditioner):
@@ -774,6 +784,8 @@ def _check_falkon_arguments(B, products, rhs, lam, n, xp, max_iter, tol, callbac
     check_positive(n, "n")
     check_count(max_iter, "max_iter")
     check_nonnegative(tol, "tol")
+    if eps is not None:  # a negative ε failed in CG's √ε with "math domain error"
+        check_positive(eps, "eps")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be None or callable, got {callback!r}.")
     if gram is None and factor is None and not callable(products):
@@ -788,8 +800,10 @@ def _check_falkon_arguments(B, products, rhs, lam, n, xp, max_iter, tol, callbac
             if xp is np:
                 A = as_real_array(A, name, "array")
             square = name != "rhs"
-            if len(A.shape) != 2 or A.shape[0] != M or (square and A.shape[1] != M):
-                shape = f"(M, M) = ({M}, {M})" if square else f"(M, k) = ({M}, k)"
+            # no column at all: CG's largest residual of none failed in a numpy reduction
+            bad = len(A.shape) != 2 or A.shape[0] != M
+            if bad or (A.shape[1] != M if square else A.shape[1] == 0):
+                shape = f"(M, M) = ({M}, {M})" if square else f"(M, k) = ({M}, k), k >= 1"
                 raise ValueError(
                     f"{name} must be an array of shape {shape}, got shape {tuple(A.shape)}."
                 )
@@ -834,7 +848,7 @@ def falkon_solve(
         rounding, :math:`\varepsilon\lVert K_{nM}\rVert^2`, is magnified by B where
         :math:`K_{MM}` is nearly singular, while the factor carries
         :math:`\varepsilon\lVert K_{nM}\rVert` only.
-    eps : float or None
+    eps : float > 0 or None
         The precision of ``products`` (that of the kernel blocks).
     callback : callable or None
         ``callback(iteration, alpha, relative_residual)``, with the coefficients α = Bβ.
@@ -888,7 +902,7 @@ def falkon_solve(
     xp = _xp(xp)
     B = preconditioner
     rhs, gram, gram_factor = _check_falkon_arguments(
-        B, products, rhs, lam, n, xp, max_iter, tol, callback, gram, gram_factor
+        B, products, rhs, lam, n, xp, max_iter, tol, callback, gram, gram_factor, eps
     )
     lam, n = float(lam), float(n)
     if gram is not None and gram_factor is None:
@@ -904,13 +918,29 @@ def falkon_solve(
             V = B.apply(U)
             return B.apply_t(products(V) + (lam * n) * B.kmm(V))
 
+    # α is linear in rhs: a huge rhs (1e300) is solved for in units of each column's largest
+    # entry, since Bᵀ rhs, the iterates or the products H Bβ overflowed (CG scaled b by NaN,
+    # and numpy's "must not contain infs or NaNs" named nothing). A tiny one is left as it
+    # is: its α need not be tiny (a kernel of order 1e-300), and in units of 1 it overflowed.
+    unit = xp.max(xp.abs(rhs), axis=0)
+    top = float(xp.max(unit))
+    if top < 1e150:
+        unit = None
+    else:
+        unit = xp.where(unit > 0, unit, 1.0)
+        rhs = rhs / unit
+    b = B.apply_t(rhs)
+
     coef_cb = None
     if callback is not None:
 
         def coef_cb(it, beta, res):  # report the coefficients α = B β, not β
-            callback(it, B.apply(beta), res)
+            alpha = B.apply(beta)
+            if unit is not None:  # in the units of rhs (inf beyond the float range)
+                with np.errstate(over="ignore"):
+                    alpha = alpha * unit
+            callback(it, alpha, res)
 
-    b = B.apply_t(rhs)
     try:
         result = block_cg(matvec, b, xp=xp, max_iter=max_iter, tol=tol, callback=coef_cb, eps=eps)
     except NotPositiveDefiniteError as err:
@@ -927,8 +957,17 @@ def falkon_solve(
     true = b - matvec(result.x)
     # in units of b's largest entry: the squares of targets from about 1e154 on overflow, and
     # inf / inf made the measured residual NaN
-    unit = xp.max(xp.abs(b), axis=0)
-    unit = xp.where(unit > 0, unit, 1.0)
-    bnorm = _colnorm(b / unit, xp)
-    measured = float(xp.max(_colnorm(true / unit, xp) / xp.where(bnorm > 0, bnorm, 1.0)))
-    return FalkonResult(B.apply(result.x), result, measured)
+    top = xp.max(xp.abs(b), axis=0)
+    top = xp.where(top > 0, top, 1.0)
+    bnorm = _colnorm(b / top, xp)
+    measured = float(xp.max(_colnorm(true / top, xp) / xp.where(bnorm > 0, bnorm, 1.0)))
+    alpha = B.apply(result.x)
+    if unit is not None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            alpha = alpha * unit
+        if not all_finite(alpha, xp):
+            raise ValueError(
+                "the coefficients α overflow: rhs is too large in magnitude for this system "
+                f"(largest |entry| {top:.3g}); rescale it (or raise lam)."
+            )
+    return FalkonResult(alpha, result, measured)
