@@ -66,6 +66,7 @@ from ._validation import (
     check_weights,
     count_constraint,
     finite_gram,
+    refuse_complex_features,
     validate_data,
 )
 from .features import RandomFourierFeatures
@@ -1067,7 +1068,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"y has {Y.shape[1]} targets but earlier blocks had {self._Zty.shape[1]}."
             )
-        Z = self.features_.transform(X)
+        Z = refuse_complex_features(self.features_.transform(X))
         Z = sp.csr_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, np.float64)
         if first:
             D = Z.shape[1]
@@ -1148,7 +1149,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self, "n_samples_seen_")
         X = validate_data(self, X, reset=False)
         coef, intercept = self.coef_, self.intercept_
-        Z = self.features_.transform(X)
+        Z = refuse_complex_features(self.features_.transform(X))
         Z = sp.csr_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, np.float64)
         return Z @ coef.T + intercept
 

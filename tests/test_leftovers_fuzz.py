@@ -229,3 +229,19 @@ def test_kernel_params_of_names_a_non_dict():
     with pytest.raises(TypeError, match="kernel_params must be a dict"):
         kernel_params_of("abc")  # dict()'s "dictionary update sequence element #0" before
     assert kernel_params_of({"degree": 2}) == {"degree": 2}
+
+
+def test_streaming_feature_ridge_refuses_complex_features():
+    # the cast to float64 dropped the imaginary part with numpy's ComplexWarning only
+    from kernelcourse.scale import StreamingFeatureRidge
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), rng.normal(size=40)
+    complex_map = RandomFourierFeatures(map="complex", n_components=8, random_state=0).fit(X)
+    with pytest.raises(TypeError, match="features must return real features, got dtype complex"):
+        StreamingFeatureRidge(features=complex_map).partial_fit(X, y)
+    real_map = RandomFourierFeatures(n_components=8, random_state=0).fit(X)
+    model = StreamingFeatureRidge(features=real_map).fit(X, y)
+    model.features_ = complex_map
+    with pytest.raises(TypeError, match="features must return real features"):
+        model.predict(X)
