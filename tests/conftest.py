@@ -1,6 +1,8 @@
 import os
 
 import matplotlib
+import pytest
+import sklearn
 from hypothesis import settings
 
 matplotlib.use("Agg")
@@ -33,3 +35,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "book_html" in getattr(item, "fixturenames", ()):
             item.add_marker(skip)
+
+
+@pytest.fixture
+def dispatch(monkeypatch):
+    """scikit-learn's array-API dispatch, for the tests on array-api-strict and torch arrays."""
+    pytest.importorskip("array_api_strict")
+    # scikit-learn refuses array_api_dispatch unless scipy's own switch is set; nothing here
+    # calls scipy on non-numpy arrays, so setting the variable is enough.
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    with sklearn.config_context(array_api_dispatch=True):
+        yield

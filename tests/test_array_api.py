@@ -46,14 +46,6 @@ NAMESPACES = [
 ]
 
 
-@pytest.fixture
-def dispatch(monkeypatch):
-    # scikit-learn refuses array_api_dispatch unless scipy's own switch is set; nothing here
-    # calls scipy on non-numpy arrays, so setting the variable is enough.
-    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
-    with sklearn.config_context(array_api_dispatch=True):
-        yield
-
 
 def convert(a, name, device):
     if name == "torch":

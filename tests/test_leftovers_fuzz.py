@@ -90,13 +90,6 @@ def test_complex_X_error_is_short_and_names_X(as_list):
 
 
 # -- the device path's feature scale -----------------------------------------------------------
-@pytest.fixture
-def dispatch(monkeypatch):
-    pytest.importorskip("array_api_strict")
-    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
-    with sklearn.config_context(array_api_dispatch=True):
-        yield
-
 
 @pytest.mark.parametrize("map", ["cos", "complex"])
 def test_device_features_of_a_huge_kernel_multiple_match_numpy(dispatch, map):

@@ -250,14 +250,6 @@ LIBRARIES = ["array_api_strict", "torch"]
 KERNELS = [kn.RBF(0.5), kn.Laplacian(0.5), kn.Matern(nu=1.5), kn.Polynomial(degree=2), kn.Linear()]
 
 
-@pytest.fixture
-def dispatch(monkeypatch):
-    pytest.importorskip("array_api_strict")
-    # scikit-learn refuses array_api_dispatch unless scipy's own switch is set
-    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
-    with sklearn.config_context(array_api_dispatch=True):
-        yield
-
 
 @pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("kernel", KERNELS, ids=repr)
