@@ -957,10 +957,10 @@ def falkon_solve(
     true = b - matvec(result.x)
     # in units of b's largest entry: the squares of targets from about 1e154 on overflow, and
     # inf / inf made the measured residual NaN
-    top = xp.max(xp.abs(b), axis=0)
-    top = xp.where(top > 0, top, 1.0)
-    bnorm = _colnorm(b / top, xp)
-    measured = float(xp.max(_colnorm(true / top, xp) / xp.where(bnorm > 0, bnorm, 1.0)))
+    b_top = xp.max(xp.abs(b), axis=0)
+    b_top = xp.where(b_top > 0, b_top, 1.0)
+    bnorm = _colnorm(b / b_top, xp)
+    measured = float(xp.max(_colnorm(true / b_top, xp) / xp.where(bnorm > 0, bnorm, 1.0)))
     alpha = B.apply(result.x)
     if unit is not None:
         with np.errstate(over="ignore", invalid="ignore"):

@@ -86,6 +86,21 @@ def test_falkon_solve_with_a_right_hand_side_near_the_float_range():
     np.testing.assert_allclose(k(Xt, C) @ seen[-1] / 1e307, k(Xt, C) @ exact, atol=1e-6)
 
 
+def test_falkon_solve_says_when_its_coefficients_overflow():
+    # α ≈ rhs / λ_min beyond the float range: the error's own message failed to format
+    # ("unsupported format string passed to numpy.ndarray.__format__")
+    k, C, lam, n, KnM, rhs = _falkon_problem()
+    with pytest.raises(ValueError, match=r"coefficients α overflow: .*largest \|entry\| 1e\+308"):
+        falkon_solve(
+            FalkonPreconditioner(k(C, C), lam, n),
+            lambda V: KnM.T @ (KnM @ V),
+            rhs / np.abs(rhs).max() * 1e308,
+            lam,
+            n,
+            max_iter=50,
+        )
+
+
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
