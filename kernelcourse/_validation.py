@@ -524,13 +524,22 @@ def check_cosine_arguments(t, xp=None):
             "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
             "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
         )
-    if xp is None and big * float(np.finfo(t.dtype).eps) > math.pi:
-        # neighbouring floats there are more than π apart: the phase, and with it every
-        # cosine and sine (cos(t − π/2) is cos t there), is rounding noise
+    if xp is None:
+        warn_if_phase_lost(big, t.dtype, stacklevel=4)
+
+
+def warn_if_phase_lost(big, dtype, *, advice="lower γ", stacklevel=2):
+    """Warn where the cosine's arguments reach ``big`` (their largest magnitude, in a float
+    ``dtype``): neighbouring floats there are more than π apart, so the phase, and with it
+    every cosine and sine (cos(t − π/2) is cos t there), is rounding noise. One warning for
+    every path that takes such cosines; ``advice`` is what to lower besides rescaling X, and
+    ``stacklevel`` counts from the caller of this function, as ``warnings.warn`` does."""
+    name = str(dtype).rsplit(".", 1)[-1]  # numpy's float32 and a library's "torch.float32"
+    if math.isfinite(big) and big * float(np.finfo(name).eps) > math.pi:
         warnings.warn(
-            f"the cosine's arguments ωᵀx + b reach {big:.3g}, where {t.dtype} cannot "
+            f"the cosine's arguments ωᵀx + b reach {big:.3g}, where {name} cannot "
             "resolve their phase: the features are rounding noise. Rescale X (for example "
-            "standardize it) or lower γ.",
+            f"standardize it) or {advice}.",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=stacklevel + 1,
         )

@@ -30,7 +30,13 @@ import numpy as np
 
 from . import _array_api as aa
 from . import solvers
-from ._validation import all_finite, as_float_matrix, cast_to, check_cosine_arguments
+from ._validation import (
+    all_finite,
+    as_float_matrix,
+    cast_to,
+    check_cosine_arguments,
+    warn_if_phase_lost,
+)
 from .kernels import (
     RBF,
     Cosine,
@@ -340,22 +346,13 @@ def fourier_transform(est, X, xp):
 
 
 def _warn_lost_phase(t, xp):
-    """The numpy path's RuntimeWarning (:func:`~kernelcourse._validation.check_cosine_arguments`)
+    """The numpy path's RuntimeWarning (:func:`~kernelcourse._validation.warn_if_phase_lost`)
     where the cosine's arguments ``t`` are so large that neighbouring floats are more than π
     apart: the features are then rounding noise, and the device path said nothing. Infinite
     arguments are left to the error that follows."""
     if math.prod(t.shape) == 0:
         return
-    big = float(xp.max(xp.abs(t)))
-    if math.isfinite(big) and big * float(xp.finfo(t.dtype).eps) > math.pi:
-        name = str(t.dtype).rsplit(".", 1)[-1]
-        warnings.warn(
-            f"the cosine's arguments ωᵀx + b reach {big:.3g}, where {name} cannot "
-            "resolve their phase: the features are rounding noise. Rescale X (for example "
-            "standardize it) or lower γ.",
-            RuntimeWarning,
-            stacklevel=5,
-        )
+    warn_if_phase_lost(float(xp.max(xp.abs(t))), t.dtype, stacklevel=5)
 
 
 # -- Nyström features ------------------------------------------------------------------------------

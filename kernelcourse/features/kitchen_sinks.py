@@ -41,6 +41,7 @@ from .._validation import (
     check_memory,
     check_positive,
     validate_data,
+    warn_if_phase_lost,
 )
 from ..kernels import Kernel, _unit_rows_and_norms, distances
 
@@ -334,16 +335,8 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._check_finite(P, X, "projections w^T x")
         if self.basis == "cosine":
             big = max(float(P.max()), -float(P.min())) if P.size else 0.0  # no |P| copy
-            if big * float(np.finfo(P.dtype).eps) > math.pi:
-                # neighbouring floats are more than π apart there: the phase, and every
-                # feature, is rounding noise (RandomFourierFeatures warns the same way)
-                warnings.warn(
-                    f"the cosine's arguments w^T x + b reach {big:.3g}, where {P.dtype} "
-                    "cannot resolve their phase: the features are rounding noise. Rescale X "
-                    f"(e.g. StandardScaler) or lower scale={self.scale!r}.",
-                    RuntimeWarning,
-                    stacklevel=3,  # the caller of transform, past scikit-learn's wrapper
-                )
+            # the caller of transform, past scikit-learn's wrapper
+            warn_if_phase_lost(big, P.dtype, advice=f"lower scale={self.scale!r}", stacklevel=3)
             return np.cos(P, out=P)
         n = self._order
         with np.errstate(over="ignore"):
