@@ -657,7 +657,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             self._state = np.zeros(2)
             self.n_samples_seen_ = 0
         s = np.where(y == self.classes_[1], 1.0, -1.0)
-        # restored if this call diverges, so that a failed call leaves the model as it was
+        # restored if this call diverges (roll_back below)
         saved = (self._w.copy(), self._w_avg.copy(), self._state.copy())
         progress = Progress(f"{type(self).__name__}.partial_fit", self.verbose)
         overflow, big = False, 0.0
@@ -678,12 +678,16 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                 overflow, big = True, max(big, float(np.abs(Z).max()))
             if progress and progress.due():
                 progress.report(self._progress_line(Z, s[start : start + len(Z)], start, len(X)))
-        if not (np.isfinite(self._w).all() and np.isfinite(self._w_avg).all()):
-            # a first step with η₀λ > 1 flips and grows w; from η₀λ ≈ 1e308 on it is NaN
+
+        def roll_back():  # a failed call leaves the model as it was
             if first:
                 self._forget()
             else:
                 self._w, self._w_avg, self._state = saved
+
+        if not (np.isfinite(self._w).all() and np.isfinite(self._w_avg).all()):
+            # a first step with η₀λ > 1 flips and grows w; from η₀λ ≈ 1e308 on it is NaN
+            roll_back()
             raise ValueError(
                 f"SGD diverged: the weights overflowed to infinity or NaN with eta0={self.eta0!r}"
                 f" and lam={self.lam!r}; lower eta0 (η₀λ below 1 keeps the first steps stable)."
@@ -692,10 +696,7 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             # the weights can stay finite while wᵀψ(x) overflows: the fit was then silently
             # garbage (a NaN hinge margin counts as classified), and so were its predictions
             top = float(np.abs(self._w).max())
-            if first:
-                self._forget()
-            else:
-                self._w, self._w_avg, self._state = saved
+            roll_back()
             raise ValueError(
                 f"SGD diverged: the margins wᵀψ(x) + b overflowed to infinity or NaN, with "
                 f"features of magnitude up to {big:.3g} and weights up to {top:.3g}; rescale X "
