@@ -303,19 +303,7 @@ def fourier_transform(est, X, xp):
         dtype = X.dtype if X.dtype == xp.float32 else xp.float64
     else:
         dtype = aa.requested_float(xp, device, est.dtype, stacklevel=4)
-    if X.dtype != dtype:
-        with np.errstate(over="ignore"):  # the error below names X
-            narrowed = xp.astype(X, dtype)
-        if not all_finite(narrowed, xp):
-            # X was finite (validated): the cast to float32 overflowed, and the error blamed
-            # the frequencies, as it did on the numpy path
-            name = str(dtype).rsplit(".", 1)[-1]
-            raise ValueError(
-                f"X has entries of magnitude {float(xp.max(xp.abs(X))):.3g}, beyond the "
-                f"range of dtype={name}, where the cosine's arguments ωᵀx + b overflow; use "
-                "dtype=numpy.float64 or rescale X."
-            )
-        X = narrowed
+    X = est._in_compute_dtype(X, dtype, xp)  # the numpy path's cast and its error
     W = xp.astype(est.omega_, dtype).T
 
     def features(offset, scale, check=False):

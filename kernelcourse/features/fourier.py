@@ -523,17 +523,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             return devices.fourier_transform(self, X, xp)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         dtype = self._compute_dtype(X)
-        if X.dtype != dtype:
-            with np.errstate(over="ignore"):  # the error below names X
-                narrowed = X.astype(dtype)
-            if not all_finite(narrowed):
-                # X was finite (validated): the cast to float32 overflowed, and the error
-                # blamed the frequencies
-                raise ValueError(
-                    f"X has entries of magnitude {float(np.abs(X).max()):.3g}, beyond the "
-                    f"range of dtype={dtype.name}; use dtype=numpy.float64 or rescale X."
-                )
-            X = narrowed
+        X = self._in_compute_dtype(X, dtype)
         with np.errstate(over="ignore"):  # the error below names Ω
             W = self.omega_.T.astype(dtype)
         if not all_finite(W):
@@ -559,6 +549,23 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             out.real, out.imag = re, im
             return out
         return features(self.offset_, scale)
+
+    def _in_compute_dtype(self, X, dtype, xp=np):
+        """Validated (finite) X cast to the compute dtype, on numpy or any array library, or
+        a ValueError naming X where the cast overflows (float64 X beyond float32's range
+        became infinite, and the error blamed the frequencies)."""
+        if X.dtype == dtype:
+            return X
+        with np.errstate(over="ignore"):  # the error below names X
+            narrowed = X.astype(dtype) if xp is np else xp.astype(X, dtype)
+        if all_finite(narrowed, xp):
+            return narrowed
+        name = str(dtype).rsplit(".", 1)[-1]  # float32, or a library's "torch.float32"
+        raise ValueError(
+            f"X has entries of magnitude {float(xp.max(xp.abs(X))):.3g}, beyond the range of "
+            f"dtype={name}, where the cosine's arguments ωᵀx + b overflow; use "
+            "dtype=numpy.float64 or rescale X."
+        )
 
     def _feature_scale(self, dtype):
         r"""The factor of each feature in ``dtype``: :math:`\sqrt{2c/D}\,w_j`, or
