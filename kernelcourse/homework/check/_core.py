@@ -358,14 +358,25 @@ class SelfCheck:
 
     def fn(self, *args, **kwargs):
         """Call the student's function under the guard (and :meth:`extra_guard`'s)."""
-        guard = PackageGuard(self.forbid, self.allow)
         extra, reason = self.extra_guard()
-        with (
-            unchanged_arguments(self.student_fn, args, kwargs),
-            guard,
-            extra if extra is not None else contextlib.nullcontext(),
-        ):
-            out = self.student_fn(*args, **kwargs)
+        contexts = () if extra is None else (extra,)
+        out = self.guarded_call(self.student_fn, args, kwargs, *contexts)
+        if extra is not None and extra.calls:
+            raise AssertionError(f"your function calls {extra.calls[0]}: {reason}")
+        return out
+
+    def guarded_call(self, function, args, kwargs, *contexts):
+        """``function(*args, **kwargs)``, a function of the student's (their answer, or a
+        function it returned), under the package guard and any further ``contexts`` (a
+        counter), failing if it changed the arrays it was handed or called what the question
+        refuses."""
+        guard = PackageGuard(self.forbid, self.allow)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(unchanged_arguments(function, args, kwargs))
+            stack.enter_context(guard)
+            for context in contexts:
+                stack.enter_context(context)
+            out = function(*args, **kwargs)
         self.last_output = out
         if guard.calls:
             raise AssertionError(
@@ -373,8 +384,6 @@ class SelfCheck:
                 "yourself (kernelcourse and library solvers are for comparing, outside your "
                 "function)"
             )
-        if extra is not None and extra.calls:
-            raise AssertionError(f"your function calls {extra.calls[0]}: {reason}")
         return out
 
     def test(self, description, hint):

@@ -77,17 +77,8 @@ class FactorisationCounter(_core.ProfileHook):
 class _CountingCheck(SelfCheck):
     def counted(self, side, *args):
         """Call the student's function under the package guard and a counter."""
-        guard = _core.PackageGuard(self.forbid, self.allow)
         counter = FactorisationCounter(side)
-        with _core.unchanged_arguments(self.student_fn, args, {}), guard, counter:
-            out = self.student_fn(*args)
-        self.last_output = out
-        if guard.calls:
-            raise AssertionError(
-                f"your function calls {guard.calls[0]}: this question asks you to implement "
-                "that yourself (kernelcourse and library solvers are for comparing, outside "
-                "your function)"
-            )
+        out = self.guarded_call(self.student_fn, args, {}, counter)
         return out, counter.factorisations
 
 

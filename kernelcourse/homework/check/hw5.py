@@ -17,15 +17,7 @@ import tracemalloc
 import numpy as np
 
 from ...kernels import RBF
-from ._core import (
-    PackageGuard,
-    SelfCheck,
-    as_numbers,
-    close,
-    fresh_rng,
-    handed,
-    unchanged_arguments,
-)
+from ._core import SelfCheck, as_numbers, close, fresh_rng, handed
 from .hw1 import FactorisationCheck
 from .hw8 import CountingKernel
 
@@ -52,17 +44,7 @@ def _guarded(c, fn):
     )
 
     def call(*args):
-        guard = PackageGuard(c.forbid, c.allow)
-        with unchanged_arguments(fn, args, {}), guard:
-            out = fn(*args)
-        if guard.calls:
-            raise AssertionError(
-                f"your function calls {guard.calls[0]}: this question asks you to implement that "
-                "yourself (kernelcourse and library solvers are for comparing, outside your "
-                "function)"
-            )
-        c.last_output = out
-        return as_numbers(out, "(K̃ + λI)⁻¹ v")
+        return as_numbers(c.guarded_call(fn, args, {}), "(K̃ + λI)⁻¹ v")
 
     return call
 
