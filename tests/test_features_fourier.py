@@ -20,6 +20,7 @@ from kernelcourse.features._cosine import (
     _REDUCTION_CONSTANTS,
     _cos_block,
     _cosine_coefficients,
+    _CosinePass,
 )
 from kernelcourse.kernels import RBF, Laplacian, Matern, Polynomial
 
@@ -506,6 +507,48 @@ def test_cos_block_writes_out_of_place(exact):
     _cos_block(in_place, scale, exact=exact)
     np.testing.assert_array_equal(out, in_place)
     np.testing.assert_allclose(out, scale * np.cos(t.astype(np.float64)), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("one_scale", [False, True])
+def test_prepared_cosine_pass_matches_the_block_cosine(exact, dtype, one_scale):
+    # The pass prepared once for a transform writes the rows _cos_block writes, block by
+    # block from a scratch matrix wider than the output (as for D = 1), with a flagged row in
+    # one block only.
+    rng = np.random.default_rng(2)
+    n, D = 11, 5
+    t = (rng.normal(size=(n, D)) * 40).astype(dtype)
+    limit = _REDUCTION_CONSTANTS[np.dtype(dtype)][0]
+    t[7, 1] = 3 * limit  # beyond the exact reduction, where the phase is still resolved
+    offset = rng.uniform(0, 2 * np.pi, D).astype(dtype)
+    scale = np.full(D, 0.7, dtype) if one_scale else rng.uniform(0.5, 2, D).astype(dtype)
+    fallback = ~(np.abs(t + offset) <= limit).all(axis=1)
+    assert fallback.tolist() == [i == 7 for i in range(n)]
+    expected = np.empty_like(t)
+    _cos_block(t.copy(), scale, exact, fallback, out=expected, offset=offset)
+    out = np.full_like(t, np.nan)
+    cosine = _CosinePass(out, offset, scale, fallback, exact)
+    scratch = np.empty((4, D + 1), dtype)
+    for start in range(0, n, 4):
+        m = min(4, n - start)
+        scratch[:m, :D] = t[start : start + m]
+        cosine(scratch[:m, :D], start, scratch.ctypes.data)
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_allclose(out, scale * np.cos((t + offset).astype(np.float64)), atol=1e-5)
+
+
+def test_prepared_cosine_pass_refuses_what_it_would_read_wrongly():
+    out = np.zeros((4, 3), np.float32)
+    vector, rows = np.ones(3, np.float32), np.zeros(4, bool)
+    with pytest.raises(ValueError, match="offset must be a contiguous vector of dtype float32"):
+        _CosinePass(out, np.ones(3), vector, rows, False)
+    cosine = _CosinePass(out, vector, vector, rows, False)
+    block = np.zeros((2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"block of shape \(2, 3\) at row 3 is outside"):
+        cosine(block, 3, block.ctypes.data)
+    with pytest.raises(ValueError, match=r"block of shape \(2, 2\) at row 0 is outside"):
+        cosine(block[:, :2], 0, block.ctypes.data)
 
 
 @pytest.mark.parametrize("exact", [False, True])

@@ -40,7 +40,7 @@ from .._validation import (
 )
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
-from ._cosine import _beyond_exact_reduction, _cos_block, _cosine_plan
+from ._cosine import _beyond_exact_reduction, _CosinePass
 
 __all__ = ["RandomFourierFeatures", "fourier_features"]
 
@@ -144,7 +144,7 @@ def _fourier_features(X, W, offset, scale, exact, n_threads):
     block = max(4, _BLOCK_ELEMENTS // max(D, 1))
     fallback = _beyond_exact_reduction(X, W, offset)
     # Prepared once: Python work inside a block holds the GIL the other threads wait on.
-    plan = _cosine_plan(scale)
+    cosine = _CosinePass(out, offset, scale, fallback, exact)
     # Each thread multiplies into a block of its own, reused from block to block, so the
     # product is written to memory already in cache; only the features go out to the output.
     scratch = threading.local()
@@ -153,11 +153,11 @@ def _fourier_features(X, W, offset, scale, exact, n_threads):
         t = getattr(scratch, "block", None)
         if t is None:
             t = scratch.block = np.empty((block, width), dtype=dtype)
+            scratch.address = t.ctypes.data
         rows = X[start:stop] if stop - start > 1 else X[[start, start]]
         with np.errstate(over="ignore", invalid="ignore"):  # overflow raises in _cos_block
             np.matmul(rows, W, out=t[: len(rows)])
-        t = t[: stop - start, :D]
-        _cos_block(t, scale, exact, fallback[start:stop], plan, out[start:stop], offset)
+        cosine(t[: stop - start, :D], start, scratch.address)
 
     for_each_row_block(n, block, work, n_threads)
     return out
