@@ -121,6 +121,22 @@ def _coldot(A, B, xp):
     return xp.sum(A * B, axis=0)
 
 
+def _check_preconditioned(R, Zr, rz, eps, it, xp):
+    r"""Raise when :math:`r^T M^{-1} r` is clearly negative: M is then not positive definite,
+    the step sizes change sign, and CG would run to ``max_iter`` on a wrong recursion (a
+    symmetric positive definite M gives :math:`r^T M^{-1} r > 0` for every r ≠ 0). Round-off
+    in the product is about :math:`\varepsilon\|r\|\|M^{-1}r\|`, far below the bar."""
+    bar = math.sqrt(eps) * xp.sqrt(_coldot(R, R, xp)) * xp.sqrt(_coldot(Zr, Zr, xp))
+    bad = rz < -bar
+    if bool(xp.any(bad)):
+        j = int(xp.argmax(xp.astype(bad, xp.int64)))
+        raise NotPositiveDefiniteError(
+            f"the preconditioner is not positive definite: rᵀM⁻¹r = {float(rz[j]):.3g} < 0 "
+            f"for the residual at iteration {it}; conjugate gradients need a symmetric "
+            "positive definite preconditioner."
+        )
+
+
 def block_cg(
     matvec, B, *, xp=None, preconditioner=None, max_iter=20, tol=1e-7, callback=None, eps=None
 ):
@@ -191,6 +207,8 @@ def block_cg(
     bnorm = _colnorm(R, xp)
     bnorm = xp.where(bnorm == 0, 1.0, bnorm)
     rz = _coldot(R, Zr, xp)
+    if preconditioner is not None:
+        _check_preconditioned(R, Zr, rz, eps, 0, xp)
     res = xp.sqrt(_coldot(R, R, xp)) / bnorm
     best_X = xp.zeros_like(B) if inplace else X
     best_res = res
@@ -239,6 +257,8 @@ def block_cg(
         del HP
         Zr = R if preconditioner is None else preconditioner(R)
         rz_new = _coldot(R, Zr, xp)
+        if preconditioner is not None:
+            _check_preconditioned(R, Zr, rz_new, eps, it, xp)
         beta = xp.where(live & (rz > 0), rz_new / xp.where(rz > 0, rz, 1.0), 0.0)
         if inplace:
             P *= beta

@@ -168,3 +168,23 @@ def test_cholesky_jitter_refuses_a_matrix_indefinite_beyond_round_off():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         NystroemKRR(gamma=0.5, lam=1e-3, n_components=60, random_state=0).fit(X, y)
+
+
+def test_cg_refuses_an_indefinite_preconditioner():
+    # An indefinite M made the step sizes change sign: CG ran to max_iter and warned only that
+    # it had not converged, as if more iterations would help.
+    from kernelcourse.solvers import conjugate_gradient
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(30, 30))
+    H = A @ A.T + 30 * np.eye(30)
+    b = rng.normal(size=30)
+    signs = np.where(np.arange(30) % 2 == 0, 1.0, -1.0)
+    with pytest.raises(NotPositiveDefiniteError, match=r"preconditioner is not positive definite"):
+        conjugate_gradient(lambda v: H @ v, b, max_iter=50, preconditioner=lambda r: signs * r)
+    # a positive definite (diagonal) one still converges, without a warning
+    d = 1.0 / np.diag(H)
+    x, _ = conjugate_gradient(
+        lambda v: H @ v, b, max_iter=100, tol=1e-10, preconditioner=lambda r: d * r
+    )
+    np.testing.assert_allclose(H @ x, b, atol=1e-8)
