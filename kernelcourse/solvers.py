@@ -121,15 +121,21 @@ def _coldot(A, B, xp):
     return xp.sum(A * B, axis=0)
 
 
+def _first_negative(quantity, bar, xp):
+    """The first column whose ``quantity`` is below ``-bar`` (clearly negative, beyond
+    round-off), or None."""
+    bad = quantity < -bar
+    return int(xp.argmax(xp.astype(bad, xp.int64))) if bool(xp.any(bad)) else None
+
+
 def _check_preconditioned(R, Zr, rz, eps, it, xp):
     r"""Raise when :math:`r^T M^{-1} r` is clearly negative: M is then not positive definite,
     the step sizes change sign, and CG would run to ``max_iter`` on a wrong recursion (a
     symmetric positive definite M gives :math:`r^T M^{-1} r > 0` for every r ≠ 0). Round-off
     in the product is about :math:`\varepsilon\|r\|\|M^{-1}r\|`, far below the bar."""
     bar = math.sqrt(eps) * xp.sqrt(_coldot(R, R, xp)) * xp.sqrt(_coldot(Zr, Zr, xp))
-    bad = rz < -bar
-    if bool(xp.any(bad)):
-        j = int(xp.argmax(xp.astype(bad, xp.int64)))
+    j = _first_negative(rz, bar, xp)
+    if j is not None:
         raise NotPositiveDefiniteError(
             f"the preconditioner is not positive definite: rᵀM⁻¹r = {float(rz[j]):.3g} < 0 "
             f"for the residual at iteration {it}; conjugate gradients need a symmetric "
@@ -236,9 +242,8 @@ def block_cg(
         ratio = hp / xp.sqrt(xp.where(pp > 0, pp, 1.0))
         norm_H = max(norm_H, float(xp.max(ratio)))
         scale = norm_H * pp
-        bad = pHp < -math.sqrt(eps) * scale
-        if bool(xp.any(bad)):
-            j = int(xp.argmax(xp.astype(bad, xp.int64)))
+        j = _first_negative(pHp, math.sqrt(eps) * scale, xp)
+        if j is not None:
             raise NotPositiveDefiniteError(
                 f"the operator is not positive definite: pᵀHp = {float(pHp[j]):.3g} < 0 for a "
                 f"search direction at iteration {it} (‖H‖‖p‖² ≥ {float(scale[j]):.3g}); "
