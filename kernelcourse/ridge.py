@@ -21,6 +21,7 @@ the same solution is as the minimizer of the penalized empirical risk).
 
 from __future__ import annotations
 
+import copy
 import numbers
 import warnings
 
@@ -996,6 +997,41 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         return tags
 
 
+def _copy_fitted_map(features, names, owner, stacklevel=3):
+    """A copy of the fitted feature map ``features``, to be applied to the validated plain
+    arrays of an estimator fitted on X with column names ``names`` (None without).
+
+    A map fitted on a DataFrame checks column names itself; the arrays it gets here have
+    none, so it warned "X does not have valid feature names" on every block, even when X had
+    its very columns, and a reordered X passed with only that warning. The names are checked
+    here once instead, as scikit-learn checks them, and the copy forgets them (those of the
+    map inside a wrapper such as ``FrozenEstimator`` too).
+    """
+    features = copy.deepcopy(features)
+    fitted = getattr(features, "feature_names_in_", None)
+    if fitted is None:
+        return features
+    name = type(features).__name__
+    if names is None:
+        warnings.warn(
+            f"X does not have valid feature names, but the features {name} of {owner} were "
+            "fitted with feature names; its columns are taken in the order of fit.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+    elif len(names) != len(fitted) or not np.array_equal(names, fitted):
+        raise ValueError(
+            f"X has the columns {list(names)}, but the features {name} of {owner} were fitted "
+            f"on the columns {list(fitted)}: pass X with those columns, in that order."
+        )
+    holder = features
+    while holder is not None and "feature_names_in_" not in getattr(holder, "__dict__", {}):
+        holder = getattr(holder, "__dict__", {}).get("estimator")  # a wrapped map
+    if holder is not None:
+        del holder.__dict__["feature_names_in_"]
+    return features
+
+
 class _KernelFeatures:
     """A kernel's explicit feature map used as a fitted transformer."""
 
@@ -1153,12 +1189,18 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
                     "KernelRidge for it, or random features / Nystroem as the features."
                 )
             self.features_ = _KernelFeatures(self.features)
-        elif hasattr(self.features, "fit_transform_codes") and not sp.issparse(X):
-            # random binning: iterate on the cell indices, never on a CSR matrix
+        elif hasattr(type(self.features), "fit_transform_codes") and not sp.issparse(X):
+            # random binning: iterate on the cell indices, never on a CSR matrix. Asked of the
+            # class: a wrapper such as FrozenEstimator lends its map's methods, and its map was
+            # refitted here, in the user's own object, past the wrapper's no-op fit.
             self.features_ = clone(self.features)
             Phi = self.features_.fit_transform_codes(X)
         else:
             self.features_ = clone(self.features).fit(X, y)
+            if getattr(self.features_, "feature_names_in_", None) is not None:
+                # a map that kept its fit on a DataFrame (FrozenEstimator) gets arrays here
+                names = vars(self).get("feature_names_in_")
+                self.features_ = _copy_fitted_map(self.features_, names, type(self).__name__)
         if Phi is None:
             self._check_dense_memory(X)
             Phi = self._features(X)
@@ -1340,8 +1382,9 @@ class FeatureRidgeClassifier(ClassifierMixin, FeatureRidge):
         Y = binarizer.fit_transform(y).astype(np.float64)
         if len(binarizer.classes_) < 2:
             raise ValueError(
-                f"y has only one class ({binarizer.classes_[0]!r}); classification needs at "
-                "least two."
+                # the label as written (numpy 2 wrote np.int64(0) for a numpy scalar's repr)
+                f"y has only one class ({binarizer.classes_.tolist()[0]!r}); classification "
+                "needs at least two."
             )
         super().fit(X, Y, sample_weight=sample_weight)
         self.classes_ = binarizer.classes_

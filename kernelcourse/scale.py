@@ -30,7 +30,6 @@ costs :math:`O(n^3)`. This module holds two ways around it.
 
 from __future__ import annotations
 
-import copy
 import math
 import numbers
 import sys
@@ -71,7 +70,7 @@ from ._validation import (
 )
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, RBF, Kernel, resolve_kernel
-from .ridge import solve_regularized_psd
+from .ridge import _copy_fitted_map, solve_regularized_psd
 from .solvers import conjugate_gradient
 
 __all__ = [
@@ -846,7 +845,9 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
         self.classes_ = self._binarizer.classes_
         if len(self.classes_) < 2:
             raise ValueError(
-                f"y has only one class ({self.classes_[0]!r}); classification needs at least two."
+                # the label as written (numpy 2 wrote np.int64(0) for a numpy scalar's repr)
+                f"y has only one class ({self.classes_.tolist()[0]!r}); classification needs at "
+                "least two."
             )
         if xp is not None:
             if len(Y) != X.shape[0]:
@@ -923,9 +924,10 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     Parameters
     ----------
     features : transformer or None
-        The feature map ψ. A fitted transformer is used as it is; an unfitted one is cloned and
-        fitted on the first block; None means ``RandomFourierFeatures(n_components=100)`` (RBF
-        kernel, γ = 1 / n_features). A data-dependent map (Nyström, random binning, anything
+        The feature map ψ. A fitted transformer is used as it is (one fitted on a DataFrame
+        takes X with the same columns); an unfitted one is cloned and fitted on the first
+        block; None means ``RandomFourierFeatures(n_components=100)`` (RBF kernel,
+        γ = 1 / n_features). A data-dependent map (Nyström, random binning, anything
         but random Fourier features) fitted on a first block of fewer than
         10 D rows warns: it saw too few points to place its D features. Fit it on a sample of
         the whole data first instead.
@@ -1028,16 +1030,18 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True)
         names = vars(self).get("feature_names_in_")  # the blocks below are plain arrays
         for start in range(0, len(X), self.block_size):
-            self.partial_fit(X[start : start + self.block_size], y[start : start + self.block_size])
+            self._partial_fit(
+                X[start : start + self.block_size], y[start : start + self.block_size], names
+            )
         if names is not None:
             self.feature_names_in_ = names
         return self.solve()
 
-    def _first_features(self, X):
+    def _first_features(self, X, names):
         if self.features is None:
             return RandomFourierFeatures(n_components=100, random_state=self.random_state).fit(X)
         if _is_fitted(self.features):
-            return copy.deepcopy(self.features)
+            return _copy_fitted_map(self.features, names, type(self).__name__, stacklevel=5)
         features = clone(self.features).fit(X)
         if not isinstance(features, _DATA_INDEPENDENT_MAPS):
             D = features.transform(X[:1]).shape[1]
@@ -1048,12 +1052,16 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
                     "map needs a representative sample. Fit it on a sample of all the data "
                     "and pass the fitted map, or make the first block larger.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
         return features
 
     def partial_fit(self, X, y):
         """Add one block of rows to the sufficient statistics ZᵀZ, Zᵀy (no solve)."""
+        return self._partial_fit(X, y)
+
+    def _partial_fit(self, X, y, names=None):
+        # names: the columns of the X that fit streams in plain-array blocks
         first = not hasattr(self, "_ZtZ")
         if first:
             self._validate_params()
@@ -1062,7 +1070,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         Y = np.asarray(y, dtype=np.float64)
         if first:
             self._single_output = Y.ndim == 1
-            self.features_ = self._first_features(X)
+            self.features_ = self._first_features(X, vars(self).get("feature_names_in_", names))
         Y = Y[:, None] if Y.ndim == 1 else Y
         if not first and Y.shape[1] != self._Zty.shape[1]:
             raise ValueError(

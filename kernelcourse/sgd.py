@@ -34,7 +34,6 @@ rather than restating them; the memory is the size of the arrays each strategy h
 
 from __future__ import annotations
 
-import copy
 from numbers import Real
 
 import numpy as np
@@ -56,6 +55,7 @@ from ._validation import (
 )
 from .features import RandomFourierFeatures
 from .kernels import Kernel
+from .ridge import _copy_fitted_map
 
 __all__ = [
     "SGDResult",
@@ -475,9 +475,10 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     features : transformer or None, default=None
-        ψ. A fitted transformer is used as it is; an unfitted one is cloned and fitted on the
-        first block (fine for data-independent maps such as random Fourier features); None
-        means ``RandomFourierFeatures(n_components=500)``.
+        ψ. A fitted transformer is used as it is (one fitted on a DataFrame takes X with the
+        same columns); an unfitted one is cloned and fitted on the first block (fine for
+        data-independent maps such as random Fourier features); None means
+        ``RandomFourierFeatures(n_components=500)``.
     loss : {"hinge", "logistic"}, default="hinge"
     lam : float > 0, default=1e-6
         λ of the L2 penalty (per example).
@@ -637,7 +638,12 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
                     n_components=500, random_state=self.random_state
                 ).fit(X)
             elif _fitted(self.features):
-                self.features_ = copy.deepcopy(self.features)
+                names = vars(self).get("feature_names_in_")
+                try:
+                    self.features_ = _copy_fitted_map(self.features, names, type(self).__name__)
+                except ValueError:  # columns other than the map's: a failed first call
+                    self._forget()
+                    raise
             else:
                 self.features_ = clone(self.features).fit(X)
             Z1 = self.features_.transform(X[:1])
