@@ -304,7 +304,7 @@ def fourier_transform(est, X, xp):
     else:
         dtype = aa.requested_float(xp, device, est.dtype, stacklevel=4)
     X = est._in_compute_dtype(X, dtype, xp)  # the numpy path's cast and its error
-    W = xp.astype(est.omega_, dtype).T
+    W = est._frequencies_in(dtype, xp)  # and the numpy path's error
 
     def features(offset, scale, check=False):
         Z = X @ W

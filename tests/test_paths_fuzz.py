@@ -250,7 +250,6 @@ LIBRARIES = ["array_api_strict", "torch"]
 KERNELS = [kn.RBF(0.5), kn.Laplacian(0.5), kn.Matern(nu=1.5), kn.Polynomial(degree=2), kn.Linear()]
 
 
-
 @pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("kernel", KERNELS, ids=repr)
 def test_gram_block_names_empty_inputs_as_the_numpy_kernels(library, kernel):
@@ -404,6 +403,19 @@ def test_device_fourier_features_name_x_beyond_float32(dispatch):
             rff.transform(xs.asarray(X))
     Z = rff.transform(xs.asarray(X / 1e39))
     assert Z.dtype == xs.float32
+
+
+def test_device_fourier_features_name_the_frequencies_beyond_float32(dispatch):
+    # a float64 fit (Ω ~ 1e50) applied to float32 X on a device: Ω became infinite in the
+    # cast and the features NaN, where the numpy path names Ω
+    import array_api_strict as xs
+
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    rff = RandomFourierFeatures(gamma=1e100, n_components=8, random_state=0)
+    rff.fit(xs.asarray(X))
+    message = r"frequencies Ω reach .* beyond the range of dtype=float32 of this X"
+    with pytest.raises(ValueError, match=message):
+        rff.transform(xs.asarray(X * 1e-60, dtype=xs.float32))
 
 
 def test_feature_models_refuse_complex_features(dask_sync):

@@ -524,15 +524,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         dtype = self._compute_dtype(X)
         X = self._in_compute_dtype(X, dtype)
-        with np.errstate(over="ignore"):  # the error below names Ω
-            W = self.omega_.T.astype(dtype)
-        if not all_finite(W):
-            # a float64 fit (Ω up to 1e50, say) applied to float32 X: Ω became infinite
-            raise ValueError(
-                f"the frequencies Ω reach {float(np.abs(self.omega_).max()):.3g}, beyond the "
-                f"range of dtype={dtype.name} of this X: transform float64 X, or fit with "
-                "dtype=numpy.float64."
-            )
+        W = self._frequencies_in(dtype)
 
         def features(offset, scale):
             # X and W were checked here and at fit: skip fourier_features' own checks.
@@ -565,6 +557,23 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             f"X has entries of magnitude {float(xp.max(xp.abs(X))):.3g}, beyond the range of "
             f"dtype={name}, where the cosine's arguments ωᵀx + b overflow; use "
             "dtype=numpy.float64 or rescale X."
+        )
+
+    def _frequencies_in(self, dtype, xp=np):
+        """Ωᵀ in the compute dtype, on numpy or any array library (Ω is then of that
+        library, as fitted there), or a ValueError naming Ω where the cast overflows: a
+        float64 fit (Ω up to 1e50, say) applied to float32 X made Ω infinite, and the
+        features NaN."""
+        omega = self.omega_
+        with np.errstate(over="ignore"):  # the error below names Ω
+            W = omega.T.astype(dtype) if xp is np else xp.astype(omega, dtype).T
+        if all_finite(W, xp):
+            return W
+        name = str(dtype).rsplit(".", 1)[-1]  # float32, or a library's "torch.float32"
+        raise ValueError(
+            f"the frequencies Ω reach {float(np.abs(to_numpy(omega)).max()):.3g}, beyond the "
+            f"range of dtype={name} of this X: transform float64 X, or fit with "
+            "dtype=numpy.float64."
         )
 
     def _feature_scale(self, dtype):
