@@ -120,12 +120,40 @@ def cache_dir():
     return pathlib.Path(base) / "kernelcourse"
 
 
-def _search_dirs(data_home):
-    if data_home is not None and not isinstance(data_home, str | os.PathLike):
+def _data_home(data_home):
+    """``data_home`` as a Path with ``~`` expanded, or None when not given.
+
+    Raises TypeError or ValueError naming ``data_home``: an empty string would make the current
+    folder the download target, an unexpanded ``~`` a folder literally named "~", and a file
+    where a folder belongs a bare FileExistsError on download.
+    """
+    if data_home is None:
+        return None
+    if not isinstance(data_home, str | os.PathLike):
         # else pathlib's "expected str, bytes or os.PathLike object, not int", unnamed
         raise TypeError(f"data_home must be a folder path (str or os.PathLike), got {data_home!r}.")
-    first = data_home if data_home is not None else os.environ.get(DATA_ENV)
-    dirs = [pathlib.Path(first)] if first else []
+    if not os.fspath(data_home):
+        raise ValueError("data_home must be a folder path, got an empty string.")
+    path = pathlib.Path(data_home).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"data_home must be a folder, but {str(path)!r} is a file.")
+    return path
+
+
+def _search_dirs(data_home):
+    home = _data_home(data_home)
+    if home is not None:
+        return [home, cache_dir()]
+    first = os.environ.get(DATA_ENV)
+    dirs = []
+    if first:
+        path = pathlib.Path(first).expanduser()
+        if path.exists() and not path.is_dir():
+            # else silently skipped, and the data read from (or downloaded to) the cache
+            raise ValueError(
+                f"the environment variable {DATA_ENV} must name a folder, but {first!r} is a file."
+            )
+        dirs.append(path)
     return dirs + [cache_dir()]
 
 
@@ -251,7 +279,7 @@ def _fetch(key, *, data_home=None, download=True):
         path = d / source.filename
         if path.is_file():
             return _check_content(source, path.read_bytes(), str(path))
-    target = pathlib.Path(data_home) if data_home is not None else cache_dir()
+    target = _data_home(data_home) or cache_dir()
     hint = (
         f"{source.filename} was not found in {', '.join(str(d) for d in dirs)}. Put the file "
         f"into a folder and set the environment variable {DATA_ENV} to that folder (or pass "
@@ -337,7 +365,8 @@ def load_adult(*, encoding="onehot", data_home=None, download=True):
     encoding : {"onehot", "binary"}
     data_home : str or path, optional
         Folder with ``adult.data.gz`` and ``adult.test.gz``; default ``$KERNELCOURSE_DATA``,
-        then the cache folder, then a download of the UCI archive.
+        then the cache folder, then a download of the UCI archive. A leading ``~`` is expanded
+        (in ``$KERNELCOURSE_DATA`` too); an empty string or a file is refused with ValueError.
     download : bool
         Whether to download missing files.
 
@@ -472,7 +501,7 @@ def _covtype_path(data_home, download):
         if (d / source.filename).is_file():
             return d / source.filename
     _fetch("covtype", data_home=data_home, download=download)
-    target = pathlib.Path(data_home) if data_home is not None else cache_dir()
+    target = _data_home(data_home) or cache_dir()
     return target / source.filename
 
 
