@@ -128,6 +128,17 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     return _fourier_features(X, W, offset, scale, exact, n_threads)
 
 
+def _narrowed(a, dtype, xp, refuse):
+    """``a`` cast to ``dtype``, on numpy or any array library, or ``ValueError(refuse(name))``
+    with ``name`` the dtype's short name where the cast overflows (entries beyond its range
+    became infinite in silence)."""
+    with np.errstate(over="ignore"):  # the error names the argument
+        out = a.astype(dtype) if xp is np else xp.astype(a, dtype)
+    if all_finite(out, xp):
+        return out
+    raise ValueError(refuse(str(dtype).rsplit(".", 1)[-1]))  # "float32", or "torch.float32"
+
+
 def _fourier_features(X, W, offset, scale, exact, n_threads):
     """:func:`fourier_features` on checked input: X (n, d) and W (d, D) of one float dtype,
     offset and scale contiguous (D,) arrays of it."""
@@ -548,15 +559,15 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         became infinite, and the error blamed the frequencies)."""
         if X.dtype == dtype:
             return X
-        with np.errstate(over="ignore"):  # the error below names X
-            narrowed = X.astype(dtype) if xp is np else xp.astype(X, dtype)
-        if all_finite(narrowed, xp):
-            return narrowed
-        name = str(dtype).rsplit(".", 1)[-1]  # float32, or a library's "torch.float32"
-        raise ValueError(
-            f"X has entries of magnitude {float(xp.max(xp.abs(X))):.3g}, beyond the range of "
-            f"dtype={name}, where the cosine's arguments ωᵀx + b overflow; use "
-            "dtype=numpy.float64 or rescale X."
+        return _narrowed(
+            X,
+            dtype,
+            xp,
+            lambda name: (
+                f"X has entries of magnitude {float(xp.max(xp.abs(X))):.3g}, beyond "
+                f"the range of dtype={name}, where the cosine's arguments ωᵀx + b overflow; use "
+                "dtype=numpy.float64 or rescale X."
+            ),
         )
 
     def _frequencies_in(self, dtype, xp=np):
@@ -565,16 +576,16 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         float64 fit (Ω up to 1e50, say) applied to float32 X made Ω infinite, and the
         features NaN."""
         omega = self.omega_
-        with np.errstate(over="ignore"):  # the error below names Ω
-            W = omega.T.astype(dtype) if xp is np else xp.astype(omega, dtype).T
-        if all_finite(W, xp):
-            return W
-        name = str(dtype).rsplit(".", 1)[-1]  # float32, or a library's "torch.float32"
-        raise ValueError(
-            f"the frequencies Ω reach {float(np.abs(to_numpy(omega)).max()):.3g}, beyond the "
-            f"range of dtype={name} of this X: transform float64 X, or fit with "
-            "dtype=numpy.float64."
-        )
+        return _narrowed(
+            omega,
+            dtype,
+            xp,
+            lambda name: (
+                "the frequencies Ω reach "
+                f"{float(np.abs(to_numpy(omega)).max()):.3g}, beyond the range of dtype={name} "
+                "of this X: transform float64 X, or fit with dtype=numpy.float64."
+            ),
+        ).T
 
     def _feature_scale(self, dtype):
         r"""The factor of each feature in ``dtype``: :math:`\sqrt{2c/D}\,w_j`, or
