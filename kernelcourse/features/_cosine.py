@@ -363,8 +363,9 @@ class _CosinePass:
         self._any_flagged = exact or bool(self._fallback.any())
         coef, column_scale = self._plan
         dtype = out.dtype
-        self._vectors = offset, coef, coef if column_scale is None else column_scale
-        for name, v in zip(("offset", "coef", "scale"), self._vectors, strict=True):
+        # (their memory, read by address below, is held by self._offset and self._plan)
+        vectors = offset, coef, coef if column_scale is None else column_scale
+        for name, v in zip(("offset", "coef", "scale"), vectors, strict=True):
             if v.dtype != dtype or not v.flags.c_contiguous:
                 raise ValueError(f"{name} must be a contiguous vector of dtype {dtype}.")
         self._loop = _compiled_loop(dtype, column_scale is not None)
@@ -372,7 +373,7 @@ class _CosinePass:
         self._ldo = _leading_dimension(out, "out")
         self._out_address = out.ctypes.data
         self._skip_address = self._fallback.ctypes.data
-        offset_at, coef_at, scale_at = (v.ctypes.data for v in self._vectors)
+        offset_at, coef_at, scale_at = (v.ctypes.data for v in vectors)
         _, inv_two_pi, c1, c2 = _REDUCTION_CONSTANTS[dtype]
         self._before_skip = offset_at, scale_at
         self._after_skip = coef_at, inv_two_pi, c1, c2, _ROUNDING_SHIFTER[dtype]
