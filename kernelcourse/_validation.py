@@ -207,10 +207,13 @@ def as_float_vector(y, name="y", n=None):
     return arr
 
 
-def cast_to(X, dtype, name="X", *, xp=None):
+def cast_to(X, dtype, name="X", *, xp=None, advice=None, underflow=True):
     """``X`` in ``dtype``, with a ValueError naming ``name`` where its entries do not fit
     (1e150 in float32 would silently become infinity). With ``xp``, X is an array of that
-    library (PyTorch, array-api-strict) and ``dtype`` one of its dtypes."""
+    library (PyTorch, array-api-strict) and ``dtype`` one of its dtypes. ``advice`` ends the
+    overflow message (by default: use float64 or rescale). ``underflow=False`` lets entries
+    below the dtype's normal range through, for callers whose result does not feel them (a
+    cosine's argument ωᵀx + b); by default they are refused too."""
     with np.errstate(over="ignore"):  # the error below names the argument
         if xp is not None:
             out = xp.astype(X, dtype, copy=False)
@@ -227,12 +230,13 @@ def cast_to(X, dtype, name="X", *, xp=None):
     with np.errstate(over="ignore"):
         fits = bool(np.isfinite(np.float64(big).astype(dtype_name)))
     if not fits:
+        advice = f"use dtype=float64 or rescale {name}." if advice is None else advice
         raise ValueError(
             f"{name} has entries of magnitude {big:.3g}, beyond the range "
-            f"of dtype={dtype_name}; use dtype=float64 or rescale {name}."
+            f"of dtype={dtype_name}; {advice}"
         )
     tiny = float(np.finfo(dtype_name).tiny)
-    if 0.0 < big < tiny:
+    if underflow and 0.0 < big < tiny:
         # every entry would be subnormal or 0: y of 1e-300 became 0, and so did the fit
         raise ValueError(
             f"{name} has entries of magnitude at most {big:.3g}, below the normal range "

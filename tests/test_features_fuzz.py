@@ -77,8 +77,30 @@ def test_rff_float64_fit_names_the_frequencies_in_a_float32_transform():
     # error that blamed X
     X = _points()
     rff = RandomFourierFeatures(gamma=1e100, n_components=20, random_state=0).fit(X)
-    with pytest.raises(ValueError, match="frequencies Ω reach .* dtype=float32 of this X"):
+    with pytest.raises(
+        ValueError,
+        match="Ω has entries of magnitude .* beyond the range of dtype=float32; these frequencies",
+    ):
         rff.transform(X.astype(np.float32) * np.float32(1e-30))
+
+
+def test_rff_float32_transform_of_tiny_float64_x_and_omega_is_the_limit_at_zero():
+    # entries below float32's normal range round to 0 or a subnormal in the cast; the
+    # cosine's argument ωᵀx + b does not feel them, so the features are those of x = 0 (or
+    # ω = 0) to round-off, not an error
+    X = _points()
+    rff = RandomFourierFeatures(n_components=20, random_state=0).fit(X)
+    at_zero = rff.transform(np.zeros_like(X))
+    tiny = rff.transform((X * 1e-40).astype(np.float32))
+    np.testing.assert_allclose(tiny, at_zero, atol=1e-6)
+    small = RandomFourierFeatures(gamma=1e-80, n_components=20, random_state=0).fit(X)
+    Z = small.transform(X.astype(np.float32))
+    assert Z.dtype == np.float32
+    np.testing.assert_allclose(Z, small.transform(np.zeros_like(X)), atol=1e-6)
+    # and so for W = Ωᵀ given to fourier_features: it was refused as below float32's range
+    W = 1e-40 * np.ones((3, 4))
+    Z = fourier_features(X.astype(np.float32), W, offset=0.5, scale=1.0)
+    np.testing.assert_allclose(Z, np.full_like(Z, np.cos(0.5)), atol=1e-6)
 
 
 def test_fourier_features_names_W_when_its_float32_cast_overflows():

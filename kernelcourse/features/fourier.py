@@ -116,7 +116,7 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     X = as_float_matrix(X, "X")
     dtype = X.dtype
     # cast_to: Ω of 1e50 became infinity in float32, with only numpy's cast warning
-    W = cast_to(as_float_matrix(W, "W"), dtype, "W")
+    W = cast_to(as_float_matrix(W, "W"), dtype, "W", underflow=False)
     if W.shape[0] != X.shape[1]:
         raise ValueError(
             f"W must have shape (d, D) with d = {X.shape[1]}, the number of columns of X "
@@ -126,17 +126,6 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     offset = _as_finite_vector(offset, "offset", D, dtype)
     scale = _as_finite_vector(scale, "scale", D, dtype)
     return _fourier_features(X, W, offset, scale, exact, n_threads)
-
-
-def _narrowed(a, dtype, xp, refuse):
-    """``a`` cast to ``dtype``, on numpy or any array library, or ``ValueError(refuse(name))``
-    with ``name`` the dtype's short name where the cast overflows (entries beyond its range
-    became infinite in silence)."""
-    with np.errstate(over="ignore"):  # the error names the argument
-        out = a.astype(dtype) if xp is np else xp.astype(a, dtype)
-    if all_finite(out, xp):
-        return out
-    raise ValueError(refuse(str(dtype).rsplit(".", 1)[-1]))  # "float32", or "torch.float32"
 
 
 def _fourier_features(X, W, offset, scale, exact, n_threads):
@@ -559,15 +548,14 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         became infinite, and the error blamed the frequencies)."""
         if X.dtype == dtype:
             return X
-        return _narrowed(
+        return cast_to(
             X,
             dtype,
-            xp,
-            lambda name: (
-                f"X has entries of magnitude {float(xp.max(xp.abs(X))):.3g}, beyond "
-                f"the range of dtype={name}, where the cosine's arguments ωᵀx + b overflow; use "
-                "dtype=numpy.float64 or rescale X."
-            ),
+            "X",
+            xp=None if xp is np else xp,
+            advice="the cosine's arguments ωᵀx + b would overflow: use dtype=numpy.float64 "
+            "or rescale X.",
+            underflow=False,  # entries of 1e-40 move no feature beyond its round-off
         )
 
     def _frequencies_in(self, dtype, xp=np):
@@ -575,16 +563,14 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         library, as fitted there), or a ValueError naming Ω where the cast overflows: a
         float64 fit (Ω up to 1e50, say) applied to float32 X made Ω infinite, and the
         features NaN."""
-        omega = self.omega_
-        return _narrowed(
-            omega,
+        return cast_to(
+            self.omega_,
             dtype,
-            xp,
-            lambda name: (
-                "the frequencies Ω reach "
-                f"{float(np.abs(to_numpy(omega)).max()):.3g}, beyond the range of dtype={name} "
-                "of this X: transform float64 X, or fit with dtype=numpy.float64."
-            ),
+            "Ω",
+            xp=None if xp is np else xp,
+            advice="these frequencies need the float64 of their fit: transform float64 X, "
+            "or fit with dtype=numpy.float64.",
+            underflow=False,  # entries of 1e-40 move no feature beyond its round-off
         ).T
 
     def _feature_scale(self, dtype):
