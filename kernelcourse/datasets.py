@@ -134,9 +134,16 @@ def _data_home(data_home):
         raise TypeError(f"data_home must be a folder path (str or os.PathLike), got {data_home!r}.")
     if not os.fspath(data_home):
         raise ValueError("data_home must be a folder path, got an empty string.")
-    path = pathlib.Path(data_home).expanduser()
+    return _folder(data_home, "data_home")
+
+
+def _folder(value, name):
+    """``value`` as a Path with ``~`` expanded, or a ValueError naming ``name`` where it is
+    a file: a file in KERNELCOURSE_DATA was skipped in silence, and the data read from (or
+    downloaded to) the cache."""
+    path = pathlib.Path(value).expanduser()
     if path.exists() and not path.is_dir():
-        raise ValueError(f"data_home must be a folder, but {str(path)!r} is a file.")
+        raise ValueError(f"{name} must be a folder, but {str(path)!r} is a file.")
     return path
 
 
@@ -145,15 +152,7 @@ def _search_dirs(data_home):
     if home is not None:
         return [home, cache_dir()]
     first = os.environ.get(DATA_ENV)
-    dirs = []
-    if first:
-        path = pathlib.Path(first).expanduser()
-        if path.exists() and not path.is_dir():
-            # else silently skipped, and the data read from (or downloaded to) the cache
-            raise ValueError(
-                f"the environment variable {DATA_ENV} must name a folder, but {first!r} is a file."
-            )
-        dirs.append(path)
+    dirs = [_folder(first, f"the environment variable {DATA_ENV}")] if first else []
     return dirs + [cache_dir()]
 
 
