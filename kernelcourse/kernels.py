@@ -414,11 +414,10 @@ def _unit_rows_and_norms(X):
 
 
 def _l1_distances(X, Y):
+    """ℓ₁ distances in float64 (scipy computes them so for float32 inputs too)."""
     if Y is None:
-        D = squareform(pdist(X, "cityblock"))
-    else:
-        D = cdist(X, Y, "cityblock")
-    return D.astype(X.dtype, copy=False)
+        return squareform(pdist(X, "cityblock"))
+    return cdist(X, Y, "cityblock")
 
 
 # -- base kernels ---------------------------------------------------------------------------------
@@ -489,12 +488,20 @@ class RBF(Kernel):
 
     def _gram(self, X, Y):
         if np.ndim(self.gamma) != 0:  # ARD: one γ = 1 on the rescaled inputs
-            return RBF(1.0)._gram(self._scaled(X), None if Y is None else self._scaled(Y))
+            Xs, Ys = self._scaled(X), None if Y is None else self._scaled(Y)
+            if not (all_finite(Xs) and (Ys is None or all_finite(Ys))):
+                # √γ_k x_k beyond float32's range (γ_k = 1e300): rescale in float64, where
+                # K is about I, rather than call finite inputs an overflow
+                Xs = X * np.sqrt(self.gamma)
+                Ys = None if Y is None else Y * np.sqrt(self.gamma)
+            return RBF(1.0)._gram(Xs, Ys).astype(X.dtype, copy=False)
         Xc, Yc, s = centre_and_scale(X, Y)
-        if s != 1.0:
+        if s != 1.0 or not _augmented_product_fits(self.gamma, Xc, Yc):
             # scaled inputs: −γ s² ‖x̃ − ỹ‖². γ s² and the product are taken in float64: in
             # float32, γ alone underflows to 0 for data at 1e20 (γ = 1e-41), and K would be 1.
             # Beyond the float range the exponent is −inf; 0 stays 0 (inf · 0 would be NaN).
+            # The same path serves a γ so large that the augmented rows below overflow
+            # (γ = 1e300 on data at 1e4, γ = 1e39 in float32), where K is about I, not NaN.
             E = _expanded_squared_distances(Xc, Yc)
             with np.errstate(over="ignore"):
                 factor = -self.gamma * s * s
@@ -554,16 +561,28 @@ class RBF(Kernel):
                 np.exp(E, out=E)
                 left_norm = float(np.sqrt(np.einsum("ij,ij->i", left, left).max(initial=0)))
             # |left_i · right_j| <= ‖left_i‖ ‖right_j‖ (Cauchy–Schwarz): below the float
-            # range, no entry can be NaN or infinite, and the block needs no check
+            # range, no entry can be NaN or infinite, and the block needs no check. Above it,
+            # a NaN comes from the augmented rows alone (a huge γ: K is about I, in [0, 1]),
+            # so the block is computed as a call computes it.
             if not left_norm * right_norm < huge and not np.isfinite(E).all():
-                raise _overflow_error(self, "Gram matrix", X, Y, "X", "Y")
-            return E
+                out[...] = self._checked_gram(X, Y)
+            return out
 
         return rows
 
     def _diag(self, X):
         self._scaled(X[:0])  # a γ per feature must match X's features, as in the Gram matrix
         return np.ones(len(X), dtype=X.dtype)
+
+
+def _augmented_product_fits(gamma, Xc, Yc):
+    """Whether the augmented rows [x, 1, γ‖x‖²] and [2γ y, −γ‖y‖², −1] of :meth:`RBF._gram`,
+    and their products, stay well inside the float range of the centred inputs' dtype:
+    2γ(max ‖x‖² + max ‖y‖²) bounds every entry and partial sum (Cauchy–Schwarz)."""
+    top = float(np.einsum("ij,ij->i", Xc, Xc).max())
+    if Yc is not None:
+        top += float(np.einsum("ij,ij->i", Yc, Yc).max())
+    return 2.0 * gamma * max(top, 1.0) < float(np.finfo(Xc.dtype).max) / 16
 
 
 def _gram_rows(kernel, Y):
@@ -631,9 +650,24 @@ class Laplacian(Kernel):
         return {"gamma": self.gamma}
 
     def _gram(self, X, Y):
-        K = _l1_distances(X, Y)
-        K *= -self.gamma
-        return np.exp(K, out=K)
+        # −γ‖x − y‖₁ in float64, cast at the end: in float32, a γ beyond 3.4e38 is inf (and
+        # inf · 0 NaN on the diagonal), and a distance beyond it inf where γ = 1e-39 makes
+        # the exponent small.
+        big = float(np.abs(X).max())
+        if Y is not None:
+            big = max(big, float(np.abs(Y).max()))
+        if 2.0 * X.shape[1] * big < float(np.finfo(np.float64).max):  # ‖x − y‖₁ <= 2 d big
+            K = _l1_distances(X, Y)
+            K *= -self.gamma
+        else:
+            # rows at ±1e308: ‖x − y‖₁ overflows, yet γ = 1e-308 brings the exponent back.
+            # On the inputs divided by a power of two s <= big < 2s (exact), the exponent
+            # is −(γ s) ‖x̃ − ỹ‖₁; γ s may be inf, where the true exponent is −inf too (0
+            # stays 0: inf · 0 would be NaN).
+            s = math.ldexp(1.0, math.frexp(big)[1] - 1)
+            K = _l1_distances(X / s, None if Y is None else Y / s)
+            np.multiply(K, -self.gamma * s, out=K, where=K != 0)
+        return np.exp(K, out=K).astype(X.dtype, copy=False)
 
     def _diag(self, X):
         return np.ones(len(X), dtype=X.dtype)
@@ -680,18 +714,30 @@ class Matern(Kernel):
         return {"nu": self.nu, "length_scale": self.length_scale}
 
     def _gram(self, X, Y):
-        r = distances(X, Y)
+        # r = s ‖x̃ − ỹ‖ / ℓ in float64, cast at the end: in float32, ℓ = 1e-300 is 0 (0 / 0
+        # on the diagonal) and the distance between rows at ±1e38 overflows before ℓ = 1e300
+        # brings it back to 1e-262.
+        Xc, Yc, s = centre_and_scale(X, Y)
+        r = np.sqrt(_expanded_squared_distances(Xc, Yc), dtype=np.float64)
         with np.errstate(over="ignore"):
-            r /= self.length_scale
+            factor = s / self.length_scale
+            if s == 1.0 or not math.isfinite(factor):
+                # s / ℓ = inf: then ℓ < 1 and r / ℓ cannot underflow; inf where r is huge too
+                r /= self.length_scale
+                r *= s
+            else:
+                r *= factor
         # e^{-1000} is 0 in every float type: capping r keeps poly(r)·e^{-r} from inf · 0
         np.minimum(r, 1e3, out=r)
         if self.nu == 0.5:
-            return np.exp(-r)
-        if self.nu == 1.5:
-            s = math.sqrt(3.0) * r
-            return (1.0 + s) * np.exp(-s)
-        s = math.sqrt(5.0) * r
-        return (1.0 + s + s**2 / 3.0) * np.exp(-s)
+            K = np.exp(-r)
+        elif self.nu == 1.5:
+            t = math.sqrt(3.0) * r
+            K = (1.0 + t) * np.exp(-t)
+        else:
+            t = math.sqrt(5.0) * r
+            K = (1.0 + t + t**2 / 3.0) * np.exp(-t)
+        return K.astype(X.dtype, copy=False)
 
     def _diag(self, X):
         return np.ones(len(X), dtype=X.dtype)
@@ -883,7 +929,8 @@ class Linear(Kernel):
         self._check_dim(X)
         if self.A is None:
             return np.einsum("ij,ij->i", X, X)
-        return np.einsum("ij,ij->i", X @ self.A, X)
+        # A in X's dtype, as in the Gram matrix: float32 rows give a float32 diagonal
+        return np.einsum("ij,ij->i", X @ self.A.astype(X.dtype, copy=False), X)
 
     def feature_dim(self, n_features):
         return check_count(n_features, "n_features")
@@ -960,9 +1007,19 @@ class Constant(Kernel):
 
 
 # -- construction rules ---------------------------------------------------------------------------
-def _check_kernel(k, name):
+def _check_kernel(k, name, rule=None):
+    """``k`` as a kernel; with ``rule`` (the kernel being built from it), also one on the
+    inputs that ``rule`` takes: exp(K) of a string kernel would otherwise take vectors, and
+    fail on strings with "X must be a numeric array" (kernelcourse.strings has its own
+    rules, e.g. string_exp)."""
     if not isinstance(k, Kernel):
         raise TypeError(f"{name} must be a kernelcourse.kernels.Kernel, got {type(k).__name__}.")
+    if rule is not None and k.domain != rule.domain:
+        raise TypeError(
+            f"{name} compares {k.domain}, but {type(rule).__name__} builds a kernel on "
+            f"{rule.domain}; for string kernels use +, *, c * k, and string_exp or normalize "
+            "from kernelcourse.strings."
+        )
     return k
 
 
@@ -981,7 +1038,7 @@ class Scaled(Kernel):
         if _is_scalar(c) and c < 0:
             raise ValueError(f"c must be >= 0 (a negative multiple is not PSD), got {c!r}.")
         self.c = check_nonnegative(c, "c")
-        self.k1 = _check_kernel(k1, "k1")
+        self.k1 = _check_kernel(k1, "k1", self)
         self.shift_invariant = k1.shift_invariant
 
     def _params(self):
@@ -1023,8 +1080,8 @@ class Sum(Kernel):
     """
 
     def __init__(self, k1, k2):
-        self.k1 = _check_kernel(k1, "k1")
-        self.k2 = _check_kernel(k2, "k2")
+        self.k1 = _check_kernel(k1, "k1", self)
+        self.k2 = _check_kernel(k2, "k2", self)
         self.shift_invariant = k1.shift_invariant and k2.shift_invariant
 
     def _params(self):
@@ -1064,8 +1121,8 @@ class Product(Kernel):
     """
 
     def __init__(self, k1, k2):
-        self.k1 = _check_kernel(k1, "k1")
-        self.k2 = _check_kernel(k2, "k2")
+        self.k1 = _check_kernel(k1, "k1", self)
+        self.k2 = _check_kernel(k2, "k2", self)
         self.shift_invariant = k1.shift_invariant and k2.shift_invariant
 
     def _params(self):
@@ -1108,7 +1165,7 @@ class Exponential(Kernel):
     """
 
     def __init__(self, k1):
-        self.k1 = _check_kernel(k1, "k1")
+        self.k1 = _check_kernel(k1, "k1", self)
 
     def _params(self):
         return {"k1": self.k1}
@@ -1143,7 +1200,7 @@ class Weighted(Kernel):
     """
 
     def __init__(self, k1, f):
-        self.k1 = _check_kernel(k1, "k1")
+        self.k1 = _check_kernel(k1, "k1", self)
         if not callable(f):
             raise TypeError(f"f must be a callable mapping (n, d) arrays to n weights, got {f!r}.")
         self.f = f
@@ -1174,6 +1231,8 @@ class Weighted(Kernel):
         K = self.k1._gram(X, Y)
         K *= wx[:, None]
         K *= wy[None, :]
+        if Y is None:  # (K_ij w_i) w_j and (K_ji w_j) w_i round differently
+            _copy_upper_to_lower(K)
         return K
 
     def _diag(self, X):
@@ -1263,10 +1322,16 @@ def is_psd(K, tol=1e-10):
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be square, got shape {K.shape}.")
     scale = max(1.0, float(np.abs(K).max()))
-    if np.abs(K - K.T).max() > max(tol, 1e-14) * scale:
+    with np.errstate(over="ignore"):  # K_ij − K_ji beyond the float range: inf, asymmetric
+        asymmetry = np.abs(K - K.T).max()
+    if asymmetry > max(tol, 1e-14) * scale:
         return False
-    eigvals = np.linalg.eigvalsh(K)
-    return bool(eigvals[0] >= -tol * max(1.0, float(eigvals[-1])))
+    # The test is the same on K / s for a power of two s (exact): λ/s >= −tol max(1/s, λ_max/s).
+    # Entries near the float range are scaled down first, or λ_max overflows to inf, and
+    # any λ_min (−1.7e308 for [[1.5e308, 1.5e308], [1.5e308, −1e308]]) passes the test.
+    s = math.ldexp(1.0, math.frexp(scale)[1] - 1) if scale > 1e150 else 1.0
+    eigvals = np.linalg.eigvalsh(K / s if s != 1.0 else K)
+    return bool(eigvals[0] >= -tol * max(1.0 / s, float(eigvals[-1])))
 
 
 # -- names used by the estimators ------------------------------------------------------------------

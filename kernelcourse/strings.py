@@ -31,8 +31,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import sparse
 
-from ._validation import check_count, check_memory
-from .kernels import Exponential, Kernel, Product, Scaled, Sum, _is_scalar
+from ._validation import check_count, check_memory, check_nonnegative
+from .kernels import Exponential, Kernel, Product, Scaled, Sum, _copy_upper_to_lower
 
 __all__ = [
     "StringKernel",
@@ -395,9 +395,9 @@ class WeightedDegreeKernel(StringKernel):
 # -- construction rules on string kernels ---------------------------------------------------------
 class _StringConstant(StringKernel):
     def __init__(self, c):
-        if not _is_scalar(c) or not np.isfinite(c) or c < 0:
-            raise ValueError(f"c must be a finite number >= 0, got {c!r}.")
-        self.c = float(c)
+        # as Constant does: an integer beyond the float range (10**400) gets an error that
+        # names c, not numpy's isfinite's complaint about its input type
+        self.c = check_nonnegative(c, "c")
 
     def _params(self):
         return {"c": self.c}
@@ -502,7 +502,13 @@ class Normalized(StringKernel):
     def _gram(self, X, Y):
         wx = self._weights(X)
         wy = wx if Y is None else self._weights(Y)
-        return self.k1._gram(X, Y) * wx[:, None] * wy[None, :]
+        K = self.k1._gram(X, Y) * wx[:, None] * wy[None, :]
+        if Y is None:
+            # (K_ij w_i) w_j and (K_ji w_j) w_i round differently, and K_ii w_i w_i to 1 ± ε:
+            # the Gram matrix is exactly symmetric with the unit diagonal that _diag reports
+            _copy_upper_to_lower(K)
+            np.fill_diagonal(K, 1.0)
+        return K
 
     def _diag(self, X):
         self._weights(X)
