@@ -496,7 +496,10 @@ class RBF(Kernel):
                 Ys = None if Y is None else Y * np.sqrt(self.gamma)
             return RBF(1.0)._gram(Xs, Ys).astype(X.dtype, copy=False)
         Xc, Yc, s = centre_and_scale(X, Y)
-        if s != 1.0 or not _augmented_product_fits(self.gamma, Xc, Yc):
+        if s == 1.0:  # the rows' squared norms, for the bound and the augmented rows below
+            xx = np.einsum("ij,ij->i", Xc, Xc)
+            yy = None if Yc is None else np.einsum("ij,ij->i", Yc, Yc)
+        if s != 1.0 or not _augmented_product_fits(self.gamma, xx, yy, Xc.dtype):
             # scaled inputs: −γ s² ‖x̃ − ỹ‖². γ s² and the product are taken in float64: in
             # float32, γ alone underflows to 0 for data at 1e20 (γ = 1e-41), and K would be 1.
             # Beyond the float range the exponent is −inf; 0 stays 0 (inf · 0 would be NaN).
@@ -513,12 +516,12 @@ class RBF(Kernel):
         # The rows are centred first (centre_and_scale), so the expansion does not cancel.
         X, Y = Xc, Yc
         g = self.gamma
-        h = g * np.einsum("ij,ij->i", X, X)
+        h = g * xx
         left = np.hstack([X, np.ones((len(X), 1), X.dtype), h[:, None]])
         if Y is None:
             hy, Z = h, X
         else:
-            hy, Z = g * np.einsum("ij,ij->i", Y, Y), Y
+            hy, Z = g * yy, Y
         right = np.hstack([(2.0 * g) * Z, -hy[:, None], -np.ones((len(Z), 1), Z.dtype)])
         E = left @ right.T
         np.minimum(E, 0, out=E)  # round-off can make a squared distance slightly negative
@@ -575,14 +578,13 @@ class RBF(Kernel):
         return np.ones(len(X), dtype=X.dtype)
 
 
-def _augmented_product_fits(gamma, Xc, Yc):
+def _augmented_product_fits(gamma, xx, yy, dtype):
     """Whether the augmented rows [x, 1, γ‖x‖²] and [2γ y, −γ‖y‖², −1] of :meth:`RBF._gram`,
-    and their products, stay well inside the float range of the centred inputs' dtype:
-    2γ(max ‖x‖² + max ‖y‖²) bounds every entry and partial sum (Cauchy–Schwarz)."""
-    top = float(np.einsum("ij,ij->i", Xc, Xc).max())
-    if Yc is not None:
-        top += float(np.einsum("ij,ij->i", Yc, Yc).max())
-    return 2.0 * gamma * max(top, 1.0) < float(np.finfo(Xc.dtype).max) / 16
+    and their products, stay well inside the float range of ``dtype``, from the squared
+    norms ``xx`` and ``yy`` (None: Y is X) of the centred rows: 2γ(max ‖x‖² + max ‖y‖²)
+    bounds every entry and partial sum (Cauchy–Schwarz)."""
+    top = float(xx.max()) + (0.0 if yy is None else float(yy.max()))
+    return 2.0 * gamma * max(top, 1.0) < float(np.finfo(dtype).max) / 16
 
 
 def _gram_rows(kernel, Y):
@@ -724,7 +726,8 @@ class Matern(Kernel):
             if s == 1.0 or not math.isfinite(factor):
                 # s / ℓ = inf: then ℓ < 1 and r / ℓ cannot underflow; inf where r is huge too
                 r /= self.length_scale
-                r *= s
+                if s != 1.0:
+                    r *= s
             else:
                 r *= factor
         # e^{-1000} is 0 in every float type: capping r keeps poly(r)·e^{-r} from inf · 0
