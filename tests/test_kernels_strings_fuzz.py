@@ -10,6 +10,7 @@ import pytest
 from scipy.spatial.distance import cdist
 from sklearn.gaussian_process.kernels import Matern as SkMatern
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
+from test_strings import naive_wd  # the weighted-degree definition, written once
 
 from kernelcourse import kernels as kn
 from kernelcourse import strings as ks
@@ -222,14 +223,6 @@ def _spectrum(x, y, k, alphabet):
     return sum(a[u] * b[u] for u in a)
 
 
-def _weighted_degree(x, y, L):
-    total = 0.0
-    for d in range(1, L + 1):
-        eta = 2 * (L - d + 1) / (L * (L + 1))
-        total += eta * sum(x[i : i + d] == y[i : i + d] for i in range(len(x) - d + 1))
-    return total
-
-
 @pytest.mark.parametrize("alphabet", ["ACGT", "ab", "αβγ😀", "\x01\x02", "x"])
 @pytest.mark.parametrize("k", [1, 2, 3, 7])
 def test_string_kernels_match_direct_formulas(alphabet, k):
@@ -248,7 +241,7 @@ def test_string_kernels_match_direct_formulas(alphabet, k):
 
     Xw = ["".join(rng.choice(letters, size=9)) for _ in range(5)]
     w = ks.WeightedDegreeKernel(degree=k, alphabet=alphabet)
-    ref_w = np.array([[_weighted_degree(x, y, k) for y in Xw] for x in Xw])
+    ref_w = np.array([[naive_wd(x, y, k) for y in Xw] for x in Xw])
     np.testing.assert_allclose(w(Xw), ref_w, rtol=1e-12)
     np.testing.assert_allclose(w.diag(Xw), np.diag(ref_w), rtol=1e-12)
     Fw = w.feature_map(Xw)
