@@ -1300,9 +1300,11 @@ def gram(kernel, X):
 def is_psd(K, tol=1e-10):
     r"""Whether ``K`` is symmetric positive semidefinite up to round-off.
 
-    K is accepted when it is symmetric to ``tol`` (relative) and its smallest eigenvalue is at
-    least :math:`-\mathrm{tol} \cdot \max(1, \lambda_{\max})` — the eigenvalue test of
-    :doc:`chapter 1 </book/01_kernels_and_feature_maps>`.
+    K is accepted when it is symmetric to ``tol`` relative to its largest entry, and its
+    smallest eigenvalue is at least :math:`-\mathrm{tol} \cdot \lambda_{\max}` — the
+    eigenvalue test of :doc:`chapter 1 </book/01_kernels_and_feature_maps>`. Both tests are
+    relative, so the answer does not change when K is multiplied by a positive number: round-off
+    in the eigenvalues is a multiple of the largest one, whatever the scale.
 
     Parameters
     ----------
@@ -1324,17 +1326,18 @@ def is_psd(K, tol=1e-10):
     tol = check_nonnegative(tol, "tol")
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be square, got shape {K.shape}.")
-    scale = max(1.0, float(np.abs(K).max()))
+    scale = float(np.abs(K).max())
     with np.errstate(over="ignore"):  # K_ij − K_ji beyond the float range: inf, asymmetric
         asymmetry = np.abs(K - K.T).max()
     if asymmetry > max(tol, 1e-14) * scale:
         return False
-    # The test is the same on K / s for a power of two s (exact): λ/s >= −tol max(1/s, λ_max/s).
-    # Entries near the float range are scaled down first, or λ_max overflows to inf, and
-    # any λ_min (−1.7e308 for [[1.5e308, 1.5e308], [1.5e308, −1e308]]) passes the test.
-    s = math.ldexp(1.0, math.frexp(scale)[1] - 1) if scale > 1e150 else 1.0
+    # The test is the same on K / s for a power of two s (exact). Entries near the float range
+    # are scaled down first, or λ_max overflows to inf, and any λ_min (−1.7e308 for
+    # [[1.5e308, 1.5e308], [1.5e308, −1e308]]) passes the test; tiny entries are scaled up, so
+    # that eigvalsh works on numbers far from the subnormal range.
+    s = math.ldexp(1.0, math.frexp(scale)[1] - 1) if scale > 1e150 or 0 < scale < 1e-150 else 1.0
     eigvals = np.linalg.eigvalsh(K / s if s != 1.0 else K)
-    return bool(eigvals[0] >= -tol * max(1.0 / s, float(eigvals[-1])))
+    return bool(eigvals[0] >= -tol * eigvals[-1])  # false when λ_max < 0 too
 
 
 # -- names used by the estimators ------------------------------------------------------------------

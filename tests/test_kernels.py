@@ -214,6 +214,16 @@ def test_is_psd():
     assert kn.is_psd(kn.gram(kn.RBF(1.0), _points(30, 2)))
     assert not kn.is_psd(np.array([[1.0, 2.0], [2.0, 1.0]]))  # eigenvalues 3 and -1
     assert not kn.is_psd(np.array([[1.0, 0.5], [0.0, 1.0]]))  # not symmetric
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1e-12, 1.0, 1e12, 1e300])
+def test_is_psd_does_not_depend_on_the_scale(scale):
+    # An absolute floor would call a small indefinite matrix PSD (1e-12 · [[1, 2], [2, 1]]).
+    Z = np.random.default_rng(0).normal(size=(20, 3))
+    assert kn.is_psd(scale * (Z @ Z.T))
+    assert not kn.is_psd(scale * np.array([[1.0, 2.0], [2.0, 1.0]]))
+    assert not kn.is_psd(-scale * np.eye(2))
+    assert kn.is_psd(scale * np.zeros((2, 2)))
     with pytest.raises(ValueError, match="square"):
         kn.is_psd(np.ones((2, 3)))
 
