@@ -312,3 +312,18 @@ def test_hw2_q2_a_function_that_empties_the_list_of_folds_fails(capsys):
 
     out = _run("hw2", "q2", pops, capsys)
     assert "your function changed its input folds in place" in out
+
+
+def test_hw4_q4_a_pair_or_a_wrong_count_fails(capsys):
+    """(alpha, n_kernel) passed the self-check but cannot be unpacked into the triple; a count
+    that is not 2n per step without shrinking passed it too."""
+    solution = _solution("hw4", "q4")
+    out = _run("hw4", "q4", lambda *args, **kw: solution(*args, **kw)[:2], capsys)
+    assert out.count("return the triple (alpha, n_kernel, n_steps), not 2 values") == 3
+
+    def halves(*args, **kw):
+        alpha, n_kernel, n_steps = solution(*args, **kw)
+        return alpha, n_kernel // 2, n_steps
+
+    out = _run("hw4", "q4", halves, capsys)
+    assert "each step reads two whole rows, 2n = 60 values" in out

@@ -245,10 +245,11 @@ def q2(student_smo_step, *, seed=None):
 
 
 def _triple(out):
-    """``out`` if it starts like the triple (alpha, n_kernel, n_steps) the question asks for:
-    indexing a bare α would test α[0] as the whole answer."""
-    assert isinstance(out, tuple | list) and len(out) >= 2, (
+    """``out`` if it is the triple (alpha, n_kernel, n_steps) the question asks for: indexing
+    a bare α would test α[0] as the whole answer, and a pair cannot be unpacked into three."""
+    assert isinstance(out, tuple | list) and len(out) == 3, (
         "return the triple (alpha, n_kernel, n_steps)"
+        + (f", not {len(out)} values" if isinstance(out, tuple | list) else "")
     )
     return out
 
@@ -277,15 +278,23 @@ def q4(student_smo, *, seed=None):
             assert gap < 1e-3, f"the KKT gap m(β) − M(β) over all variables is {gap:.3g}"
 
     @c.test(
-        "reports the number of kernel values it used",
+        "reports the number of kernel values it used, and 2n per step without shrinking",
         "add the length of each kernel row you read, and the values you compute to "
         "rebuild v when you unshrink: the count is what shrinking is meant to lower.",
     )
     def _():
         X, y, K = toy_problem(rng, n=30)
-        n_kernel = _triple(c.fn(K, y, 1.0, 1e-5))[1]
-        assert int(n_kernel) >= 1 and int(n_kernel) == n_kernel, (
-            "the count is not a positive whole number"
+        for options in ({}, {"shrink": False}):  # the default first, then without shrinking
+            _, n_kernel, n_steps = _triple(c.fn(K, y, 1.0, 1e-5, **options))
+            for name, count in (("n_kernel", n_kernel), ("n_steps", n_steps)):
+                try:
+                    whole = np.ndim(count) == 0 and int(count) >= 1 and int(count) == count
+                except (TypeError, ValueError):
+                    whole = False
+                assert whole, f"{name} = {count!r} is not a positive whole number"
+        assert int(n_kernel) == 60 * int(n_steps), (
+            f"with shrink=False and n = 30, {int(n_kernel)} kernel values in "
+            f"{int(n_steps)} steps: each step reads two whole rows, 2n = 60 values"
         )
 
     c.finish()
