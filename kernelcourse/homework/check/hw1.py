@@ -111,8 +111,9 @@ def q1(student_psd_witness, *, seed=None):
 
     @c.test(
         "returns a unit c with cᵀKc < 0 for matrices with a negative eigenvalue",
-        "stop at the first Schur-complement diagonal entry s < −tol·scale; the vector that "
-        "is 1 there and −L₁₁⁻ᵀℓ on the pivots taken so far has cᵀKc = s (one triangular solve).",
+        "stop at the first Schur-complement diagonal entry s_q < −tol·scale; the vector that "
+        "is 1 at q and −L_J⁻ᵀℓ_q on the pivots J taken so far has cᵀKc = s_q (one triangular "
+        "solve).",
     )
     def _():
         lam = rng.uniform(1, 2, size=8)
@@ -177,7 +178,7 @@ def q2(student_subset_features, *, seed=None):
     @c.test(
         "Φ Φᵀ equals the Gram matrix of ∏ (1 + x_j y_j) for d = 1, …, 8",
         "the kernel is a product over coordinates of 1 + x_j y_j, whose features are (1, x_j): "
-        "apply the product rule (question 3) one coordinate at a time.",
+        "apply the product rule (chapter 1, Construction rules) one coordinate at a time.",
     )
     def _():
         for d in range(1, 9):
@@ -270,7 +271,7 @@ def q3(student_sketch, *, seed=None):
         assert err <= 6.0, f"ZZᵀ is {err:.3g} standard errors from K₁ ∘ K₂"
 
     @c.test(
-        "costs O(nD(D₁ + D₂)) memory: no array with D₁·D₂ columns (D₁ = D₂ = 300)",
+        "memory: no array with D₁·D₂ columns is formed (D₁ = D₂ = 300)",
         "multiply Φ₁ and Φ₂ by the sign matrices separately and combine the two n × D results.",
     )
     def _():
