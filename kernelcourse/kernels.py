@@ -796,13 +796,23 @@ class Polynomial(Kernel):
     def _params(self):
         return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
 
+    def _wide(self, X):
+        # In float32 a γ beyond 3.4e38 is inf, yet γ xᵀy can be small (x near 1e-20, whose
+        # products are subnormal there too): such a kernel is formed in float64, cast at the end.
+        return X.dtype == np.float32 and self.gamma > float(np.finfo(np.float32).max)
+
     def _gram(self, X, Y):
-        K = X @ (X if Y is None else Y).T
+        Y = X if Y is None else Y
+        if self._wide(X):
+            return self._gram(X.astype(np.float64), Y.astype(np.float64)).astype(X.dtype)
+        K = X @ Y.T
         K *= self.gamma
         K += self.coef0
         return K**self.degree
 
     def _diag(self, X):
+        if self._wide(X):
+            return self._diag(X.astype(np.float64)).astype(X.dtype)
         return (self.gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
 
     def feature_dim(self, n_features):

@@ -86,6 +86,19 @@ def test_rbf_and_laplacian_match_sklearn_across_gamma(gamma, dtype):
         assert kn.is_psd(K.astype(float), tol=1e-6)
 
 
+@pytest.mark.parametrize("gamma", [1e39, 1e40])
+def test_polynomial_float32_gamma_beyond_float32_range(gamma):
+    # γ is inf in float32, yet γ xᵀy = O(1) for x near 1e-20: the kernel, not an overflow error
+    X = np.array([[1e-20, 2e-20], [3e-20, -1e-20], [0.0, 0.0]], dtype=np.float32)
+    k = kn.Polynomial(degree=2, gamma=gamma, coef0=1.0)
+    want = k(X.astype(np.float64))
+    K = _no_warnings(k, X)
+    assert K.dtype == np.float32
+    np.testing.assert_allclose(K, want, rtol=1e-6)
+    np.testing.assert_allclose(_no_warnings(k.diag, X), np.diag(want), rtol=1e-6)
+    np.testing.assert_allclose(_no_warnings(k, X, X[:2]), want[:, :2], rtol=1e-6)
+
+
 # -- Laplacian and Matérn in float32 -------------------------------------------------------------
 def test_laplacian_float32_gamma_beyond_float32_range():
     X = _points(5, seed=8).astype(np.float32)
