@@ -489,12 +489,19 @@ class RBF(Kernel):
     def _gram(self, X, Y):
         if np.ndim(self.gamma) != 0:  # ARD: one γ = 1 on the rescaled inputs
             Xs, Ys = self._scaled(X), None if Y is None else self._scaled(Y)
-            if not (all_finite(Xs) and (Ys is None or all_finite(Ys))):
-                # √γ_k x_k beyond float32's range (γ_k = 1e300): rescale in float64, where
-                # K is about I, rather than call finite inputs an overflow
-                Xs = X * np.sqrt(self.gamma)
-                Ys = None if Y is None else Y * np.sqrt(self.gamma)
-            return RBF(1.0)._gram(Xs, Ys).astype(X.dtype, copy=False)
+            if all_finite(Xs) and (Ys is None or all_finite(Ys)):
+                return RBF(1.0)._gram(Xs, Ys).astype(X.dtype, copy=False)
+            # √γ_k x_k beyond the float range (γ_k = 1e300 on x_k = 1e200, or beyond float32's):
+            # rather than call finite inputs an overflow, sum γ_k (x_k − y_k)² one feature at a
+            # time in float64, from the differences (no expansion, which would cancel the small
+            # terms). A term beyond the range is inf, and K there 0, as it is to the precision.
+            Y = X if Y is None else Y
+            E = np.zeros((len(X), len(Y)))
+            with np.errstate(over="ignore"):
+                for k, r in enumerate(np.sqrt(np.asarray(self.gamma, dtype=np.float64))):
+                    a = np.subtract.outer(0.5 * X[:, k].astype(np.float64), 0.5 * Y[:, k]) * r
+                    E += 4.0 * (a * a)
+            return np.exp(-E).astype(X.dtype, copy=False)
         Xc, Yc, s = centre_and_scale(X, Y)
         if s == 1.0:  # the rows' squared norms, for the bound and the augmented rows below
             xx = np.einsum("ij,ij->i", Xc, Xc)

@@ -70,6 +70,25 @@ def test_rbf_per_feature_gamma_beyond_float32_matches_float64():
     np.testing.assert_array_equal(K32, np.eye(5, dtype=np.float32))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rbf_per_feature_gamma_where_the_scaled_inputs_overflow(dtype):
+    # √γ_1 x_1 = 1e350 (1e160 in float32): K is exp(−Σ_k γ_k (x_k − y_k)²) all the same, and
+    # rows equal in the huge feature differ through the small one
+    big = 1e200 if dtype == np.float64 else 1e20
+    X = np.array([[big, 1.0], [-big, 2.0], [big, 1.0], [big, 2.0]], dtype=dtype)
+    k = kn.RBF([1e300, 1.0])
+    want = np.array(
+        [[1, 0, 1, np.exp(-1)], [0, 1, 0, 0], [1, 0, 1, np.exp(-1)], [np.exp(-1), 0, np.exp(-1), 1]]
+    )
+    K = _no_warnings(k, X)
+    assert K.dtype == dtype
+    np.testing.assert_allclose(K, want, rtol=1e-6)
+    np.testing.assert_allclose(_no_warnings(k, X, X[:2]), want[:, :2], rtol=1e-6)
+    # a tiny γ_k brings a difference beyond the range back: γ_2 (2e150)² = 4
+    Z = np.array([[1e308, 1e150], [1e308, -1e150]])
+    np.testing.assert_allclose(kn.RBF([1e300, 1e-300])(Z)[0, 1], np.exp(-4.0), rtol=1e-12)
+
+
 @pytest.mark.parametrize("gamma", [1e-300, 1e-10, 0.5, 1e10])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_rbf_and_laplacian_match_sklearn_across_gamma(gamma, dtype):
