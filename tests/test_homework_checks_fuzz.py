@@ -327,3 +327,37 @@ def test_hw4_q4_a_pair_or_a_wrong_count_fails(capsys):
 
     out = _run("hw4", "q4", halves, capsys)
     assert "each step reads two whole rows, 2n = 60 values" in out
+
+
+def test_hw10_a_walk_through_unequal_labels_fails(capsys):
+    """Masking only the walks' ends (q1) or only the constant term (q2) passed every other
+    property: symmetry, renumbering, λ = 0, a PSD Gram matrix, growth with λ."""
+
+    def ends_masked(A1, labels1, A2, labels2, lam):
+        m = (labels1[:, None] == labels2[None, :]).ravel().astype(float)
+        return float(m @ np.linalg.solve(np.eye(len(m)) - lam * np.kron(A1, A2), m))
+
+    def constant_masked(A1, labels1, A2, labels2, lam, tol):
+        mask = (labels1[:, None] == labels2[None, :]).astype(float)
+        X, n_iter = mask, 0
+        while n_iter < 10_000:
+            X, X_old, n_iter = mask + lam * (A1 @ X @ A2.T), X, n_iter + 1
+            if np.max(np.abs(X - X_old)) <= tol:
+                break
+        return float(X.sum()), n_iter
+
+    for q, wrong in (("q1", ends_masked), ("q2", constant_masked)):
+        out = _run("hw10", q, wrong, capsys)
+        assert "[FAIL] walks match labels at every step" in out
+
+
+def test_hw8_q3_a_constant_p_max_fails(capsys):
+    """Any distinct indices with p_max = 1 at every step passed: 1 bounds every error and never
+    grows."""
+
+    def constant(kernel, candidates, m):
+        kernel.diag(candidates)
+        return np.arange(m), np.ones(m)
+
+    out = _run("hw8", "q3", constant, capsys)
+    assert "exceeds the largest power function" in out

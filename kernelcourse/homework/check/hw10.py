@@ -29,6 +29,16 @@ def _safe_lam(A1, A2, rng):
     return float(rng.uniform(0.1, 0.6)) / max(rho, 1.0)
 
 
+def _no_matching_edges(rng):
+    """G1 with every edge joining labels 0 and 1, G2 with every label 0: the product graph has
+    vertices but no edge, so the kernel counts the pairs with equal labels for every λ."""
+    l1 = rng.permutation(np.arange(8) % 2)
+    A1 = np.triu((rng.uniform(size=(8, 8)) < 0.6) & (l1[:, None] != l1[None, :]), 1)
+    A1 = (A1 + A1.T).astype(float)
+    A2, _ = random_graph(rng, 7, p=0.5)
+    return A1, l1, A2, np.zeros(7, dtype=int), _safe_lam(A1, A2, rng)
+
+
 def q1(student_walk_kernel, *, seed=None):
     """Check ``walk_kernel(A1, labels1, A2, labels2, lam)``."""
     rng = fresh_rng(seed)
@@ -58,6 +68,16 @@ def q1(student_walk_kernel, *, seed=None):
         A2, l2 = random_graph(rng, 8, n_labels=3)
         got = float(c.fn(A1, l1, A2, l2, 0.0))
         close(got, float(np.sum(l1[:, None] == l2[None, :])), what="k at λ = 0")
+
+    @c.test(
+        "walks match labels at every step: λ adds nothing if no edges of G1 and G2 match",
+        "every vertex (i, j) of the product graph has equal labels, not only those where a walk "
+        "starts or ends: keep only those rows and columns of A1 ⊗ A2.",
+    )
+    def _():
+        A1, l1, A2, l2, lam = _no_matching_edges(rng)
+        got = float(c.fn(A1, l1, A2, l2, lam))
+        close(got, float(np.sum(l1[:, None] == l2[None, :])), what="k with λ > 0")
 
     @c.test(
         "the Gram matrix of eight graphs is positive semidefinite",
@@ -114,6 +134,16 @@ def q2(student_walk_kernel_iterative, *, seed=None):
         close(float(renumbered), float(value), rtol=1e-8, what="the kernel after renumbering")
         larger, _ = c.fn(A1, l1, A2, l2, 1.5 * lam, 1e-12)
         assert float(larger) >= float(value), "a larger λ gave a smaller kernel"
+
+    @c.test(
+        "walks match labels at every step: λ adds nothing if no edges of G1 and G2 match",
+        "every vertex a walk visits needs equal labels in both graphs: apply the label mask to "
+        "the whole update, not only to the constant term.",
+    )
+    def _():
+        A1, l1, A2, l2, lam = _no_matching_edges(rng)
+        got, _ = c.fn(A1, l1, A2, l2, lam, 1e-12)
+        close(float(got), float(np.sum(l1[:, None] == l2[None, :])), what="k with λ > 0")
 
     @c.test(
         "its iterations grow like log(1/tol) / log(1/(λρ)), not faster",

@@ -157,9 +157,10 @@ def q2(student_power_function, *, seed=None):
 def q3(student_p_greedy, *, seed=None):
     """Check ``p_greedy(kernel, candidates, m) -> (indices, p_max)``.
 
-    The choices must be distinct, ``p_max`` must start at max √K(x, x), never grow, and bound the
-    interpolation error of random f ∈ H on the centres chosen so far, and the run must evaluate
-    at most N·(m + 2) kernel entries.
+    The choices must be distinct, ``p_max`` must start at max √K(x, x), never grow, bound the
+    interpolation error of random f ∈ H on the centres chosen so far and stay below the
+    distance of K(x, ·) to the span of any one of them, and the run must evaluate at most
+    N·(m + 2) kernel entries.
     """
     rng = fresh_rng(seed)
     c = SelfCheck("hw8.q3", student_p_greedy, forbid=SOLVERS, allow=KERNELS)
@@ -190,6 +191,11 @@ def q3(student_p_greedy, *, seed=None):
         for k in (1, m // 2, m - 1):
             worst = _worst_errors(base, candidates[indices[:k]], candidates, rng, 5)
             assert worst.max() <= p_max[k] + 1e-7, f"p_max[{k}] is below some interpolation error"
+            # P for k centres is at most the distance of K(x, ·) to the span of one of them
+            kxc = base(candidates, candidates[indices[:k]])
+            one = base.diag(candidates)[:, None] - kxc**2 / base.diag(candidates[indices[:k]])
+            above = np.sqrt(np.maximum(one.min(axis=1), 0.0)).max()
+            assert p_max[k] <= above + 1e-7, f"p_max[{k}] exceeds the largest power function"
             assert worst[indices[:k]].max() <= 1e-6, "the chosen centres are not interpolated"
 
     @c.test(
