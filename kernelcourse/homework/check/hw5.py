@@ -96,7 +96,8 @@ def q1(student_nystroem_preconditioner, *, seed=None):
         landmarks = rng.choice(60, size=12, replace=False)
         K = kernel(X)
         for lam in (1e-3, 0.1, 2.0):
-            compare(operator(kernel, X, landmarks, lam), K, landmarks, lam, f"λ = {lam}")
+            apply = operator(kernel, X, landmarks, lam)
+            compare(apply, K, landmarks, lam, f"λ (K̃ + λI)⁻¹ v at λ = {lam}")
 
     @c.test(
         "a repeated landmark (a singular K_mm) gives the same operator as without the repeat",
@@ -223,9 +224,10 @@ def q2(student_pcg_ritz, *, seed=None):
         )
 
     hint_ritz = (
-        "the Lanczos tridiagonal matrix T_k is hidden in CG's coefficients: its diagonal and "
-        "off-diagonal come from the step lengths α_j and the direction-update ratios β_j; "
-        "T_k is similar to a Rayleigh quotient of M⁻¹A on the Krylov space."
+        "the Lanczos tridiagonal matrix T_k is k × k: it is built from the k step lengths "
+        "α_j and only the k − 1 ratios β_j between them (not the last one). Test it on a "
+        "diagonal A with distinct entries, M = I, tol = 0 and max_iter = n: its eigenvalues "
+        "must then be A's diagonal entries."
     )
 
     @c.test(
