@@ -66,6 +66,15 @@ __all__ = [
 ]
 
 
+def _in_float64(evaluate, *arrays):
+    """``evaluate`` on float32 arrays (None passes through) redone in float64 and cast back.
+    A float32 result can overflow where the kernel's value does not: γ = 1e39 is inf in
+    float32 while γ xᵀy = 0.2 for x near 1e-20. Only a value beyond float32's range stays
+    inf after the cast, and is then refused as an overflow."""
+    wide = [None if A is None else A.astype(np.float64) for A in arrays]
+    return evaluate(*wide).astype(np.float32)
+
+
 class Kernel:
     """Base class: a positive semidefinite kernel evaluated block-wise.
 
@@ -103,6 +112,8 @@ class Kernel:
         # Finite inputs give a non-finite entry only through overflow.
         with np.errstate(over="ignore", invalid="ignore"):
             K = self._gram(X, Y)
+            if not all_finite(K) and X.dtype == np.float32:
+                K = _in_float64(self._gram, X, Y)
         if not all_finite(K):
             raise _overflow_error(self, "Gram matrix", X, Y, x_name, y_name)
         return K
@@ -120,6 +131,8 @@ class Kernel:
         X = as_float_matrix(X, "X")
         with np.errstate(over="ignore", invalid="ignore"):
             d = self._diag(X)
+            if not np.isfinite(d).all() and X.dtype == np.float32:
+                d = _in_float64(self._diag, X)
         if not np.isfinite(d).all():
             raise _overflow_error(self, "diagonal", X, None, "X", "Y")
         return d
@@ -803,23 +816,13 @@ class Polynomial(Kernel):
     def _params(self):
         return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
 
-    def _wide(self, X):
-        # In float32 a γ beyond 3.4e38 is inf, yet γ xᵀy can be small (x near 1e-20, whose
-        # products are subnormal there too): such a kernel is formed in float64, cast at the end.
-        return X.dtype == np.float32 and self.gamma > float(np.finfo(np.float32).max)
-
     def _gram(self, X, Y):
-        Y = X if Y is None else Y
-        if self._wide(X):
-            return self._gram(X.astype(np.float64), Y.astype(np.float64)).astype(X.dtype)
-        K = X @ Y.T
+        K = X @ (X if Y is None else Y).T
         K *= self.gamma
         K += self.coef0
         return K**self.degree
 
     def _diag(self, X):
-        if self._wide(X):
-            return self._diag(X.astype(np.float64)).astype(X.dtype)
         return (self.gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
 
     def feature_dim(self, n_features):

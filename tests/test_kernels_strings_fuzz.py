@@ -116,6 +116,9 @@ def test_polynomial_float32_gamma_beyond_float32_range(gamma):
     np.testing.assert_allclose(K, want, rtol=1e-6)
     np.testing.assert_allclose(_no_warnings(k.diag, X), np.diag(want), rtol=1e-6)
     np.testing.assert_allclose(_no_warnings(k, X, X[:2]), want[:, :2], rtol=1e-6)
+    # the same for a construction rule: a scale beyond float32's range
+    scaled = gamma * kn.Linear()
+    np.testing.assert_allclose(_no_warnings(scaled, X), scaled(X.astype(np.float64)), rtol=1e-6)
 
 
 # -- Laplacian and Matérn in float32 -------------------------------------------------------------
