@@ -695,6 +695,29 @@ class FalkonPreconditioner:
         return KV - self._excess * V if self._excess > 0 else KV
 
 
+def _qr_rows(M):
+    """Rows of K per Householder QR in :func:`gram_factor_update`. One QR of a tall block
+    works through its column panels in main memory: 9–10 GFLOP/s for 80,000 × 400 on one
+    core, against 30 in chunks of a few thousand rows, which stay in cache. Each chunk also
+    carries the M × M factor of the rows before it, so chunks are kept well above M."""
+    return max(4096, 16 * M)
+
+
+def _r_factor(A):
+    """The upper-triangular (trapezoidal, for fewer rows than columns) factor R of A = QR,
+    by LAPACK's blocked Householder QR with the compact WY form (``geqrt``), whose updates
+    are matrix products: a third faster than ``geqrf`` at these shapes."""
+    m, M = A.shape
+    if m == 0 or M == 0:
+        return linalg.qr(A, mode="r", check_finite=False)[0]
+    (geqrt,) = linalg.get_lapack_funcs(("geqrt",), (A,))
+    # a copy of our own, which LAPACK may overwrite: A can be the caller's K
+    factored, _, info = geqrt(min(32, m, M), np.array(A, order="F"), overwrite_a=True)
+    if info != 0:  # only an illegal argument sets it, never the data
+        raise RuntimeError(f"LAPACK geqrt failed with info={info}.")
+    return np.triu(factored[: min(m, M)])
+
+
 def gram_factor_update(R, K, *, xp=None):
     r"""The triangular factor of :math:`[R; K]`: the upper R' (M × M) with
     :math:`R'^TR' = R^TR + K^TK`, by a QR factorisation of the stacked rows.
@@ -746,11 +769,16 @@ def gram_factor_update(R, K, *, xp=None):
         )
     if not all_finite(K, xp):  # a QR of NaN is NaN throughout, and stays so in every update
         raise ValueError("K contains NaN or infinity.")
-    A = K if R is None else xp.concat([R, K], axis=0)
-    M = A.shape[1]
+    M = K.shape[1]
     if xp is np:
-        Rn = linalg.qr(A, mode="r", check_finite=False)[0]
+        # A few thousand rows at a time (see _qr_rows): the carried R joins each chunk.
+        step = _qr_rows(M)
+        for start in range(0, max(K.shape[0], 1), step):
+            chunk = K[start : start + step]
+            # (a factor with fewer than M rows, from fewer rows so far, stacks the same way)
+            R = Rn = _r_factor(chunk if R is None else np.concatenate([R, chunk], axis=0))
     else:
+        A = K if R is None else xp.concat([R, K], axis=0)
         Rn = xp.linalg.qr(A)[1]
     if Rn.shape[0] < M:  # fewer rows than columns so far: pad with zero rows
         pad = xp.zeros((M - Rn.shape[0], M), dtype=Rn.dtype, device=aa.device_of(Rn))

@@ -665,3 +665,30 @@ def test_counts_refuse_bools_by_name(Est, param):
     with pytest.raises(ValueError, match=f"'{param}' parameter .*not a bool.*Got True"):
         Est(**{param: True}).fit(X, y)
     Est(**{param: np.int64(2)}).fit(X, y)  # a numpy integer is a count
+
+
+def test_gram_factor_update_in_chunks_matches_one_factorisation():
+    """A tall block is factored a few thousand rows at a time (cache-sized QRs); the factor is
+    the one QR of the whole block gives, up to the signs of its rows, in K's own dtype, and
+    the caller's K is left as it was."""
+    from scipy import linalg
+
+    from kernelcourse.solvers import _qr_rows, gram_factor_update
+
+    rng = np.random.default_rng(0)
+    M = 6
+    K = np.asfortranarray(rng.normal(size=(3 * _qr_rows(M) + 17, M)))
+    before = K.copy()
+    R = gram_factor_update(None, K)
+    np.testing.assert_array_equal(K, before)
+    assert R.shape == (M, M) and np.array_equal(R, np.triu(R))
+    reference = linalg.qr(K, mode="r")[0][:M]
+    np.testing.assert_allclose(np.abs(R), np.abs(reference), rtol=1e-10, atol=1e-10)
+    R32 = gram_factor_update(None, K.astype(np.float32))
+    assert R32.dtype == np.float32
+    np.testing.assert_allclose(np.abs(R32), np.abs(reference), rtol=1e-4, atol=1e-3)
+    # fewer rows than columns first: zero rows pad the factor, and the next block stacks
+    R = gram_factor_update(None, K[:3])
+    assert R.shape == (M, M) and np.all(R[3:] == 0)
+    R = gram_factor_update(R, K[3:20])
+    np.testing.assert_allclose(R.T @ R, K[:20].T @ K[:20], atol=1e-12)
