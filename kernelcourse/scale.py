@@ -88,7 +88,9 @@ class ProgressPrinter:
     """A callback that prints ``iteration, relative residual, elapsed time`` for long fits.
 
     Pass it as ``callback=ProgressPrinter()`` or set ``verbose=True`` on the estimator. It is called
-    as ``callback(iteration, alpha, residual)`` after every conjugate-gradient step.
+    as ``callback(iteration, alpha, residual)`` after every conjugate-gradient step, and reads
+    no coefficients: ``needs_coefficients = False`` lets the solver pass ``alpha=None``
+    rather than form them.
 
     Parameters
     ----------
@@ -108,6 +110,8 @@ class ProgressPrinter:
     >>> ProgressPrinter()(3, None, 1.5e-4)
     iteration   3  relative residual 1.500e-04  elapsed 0.0 s
     """
+
+    needs_coefficients = False
 
     def __init__(self, file=None, every=1):
         self.file = file
@@ -142,6 +146,7 @@ def _progress_callback(callback, verbose, progress, tol):
                     f"CG iteration {it}: relative residual {residual:.3e} (tol {tol:g})"
                 )
 
+        printer.needs_coefficients = False  # the solver need not form α for it
     else:
         return callback
     if callback is None:
@@ -493,7 +498,7 @@ class _BaseNystroemKRR(BaseEstimator):
         Y = Y / unit
         y_mean = np.average(Y, axis=0, weights=sw)
         Yc = Y - y_mean
-        if callback is not None:
+        if callback is not None and getattr(callback, "needs_coefficients", True):
             user_callback = callback
 
             def callback(it, alpha, residual):  # α in the units of y (inf beyond its range)

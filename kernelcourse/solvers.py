@@ -703,16 +703,22 @@ def _qr_rows(M):
     return max(4096, 16 * M)
 
 
-def _r_factor(A):
-    """The upper-triangular (trapezoidal, for fewer rows than columns) factor R of A = QR,
-    by LAPACK's blocked Householder QR with the compact WY form (``geqrt``), whose updates
-    are matrix products: a third faster than ``geqrf`` at these shapes."""
-    m, M = A.shape
+def _r_factor(R, K):
+    """The upper-triangular (trapezoidal, for fewer rows than columns) factor of [R; K] (R
+    None: of K), by LAPACK's blocked Householder QR with the compact WY form (``geqrt``),
+    whose updates are matrix products: a third faster than ``geqrf`` at these shapes."""
+    top = 0 if R is None else R.shape[0]
+    m, M = top + K.shape[0], K.shape[1]
     if m == 0 or M == 0:
-        return linalg.qr(A, mode="r", check_finite=False)[0]
+        return linalg.qr(K, mode="r", check_finite=False)[0]
+    # [R; K] stacked once, in LAPACK's column order, into an array of our own for LAPACK to
+    # overwrite (K is the caller's)
+    A = np.empty((m, M), dtype=K.dtype if R is None else np.result_type(R, K), order="F")
+    if R is not None:
+        A[:top] = R
+    A[top:] = K
     (geqrt,) = linalg.get_lapack_funcs(("geqrt",), (A,))
-    # a copy of our own, which LAPACK may overwrite: A can be the caller's K
-    factored, _, info = geqrt(min(32, m, M), np.array(A, order="F"), overwrite_a=True)
+    factored, _, info = geqrt(min(32, m, M), A, overwrite_a=True)
     if info != 0:  # only an illegal argument sets it, never the data
         raise RuntimeError(f"LAPACK geqrt failed with info={info}.")
     return np.triu(factored[: min(m, M)])
@@ -776,7 +782,7 @@ def gram_factor_update(R, K, *, xp=None):
         for start in range(0, max(K.shape[0], 1), step):
             chunk = K[start : start + step]
             # (a factor with fewer than M rows, from fewer rows so far, stacks the same way)
-            R = Rn = _r_factor(chunk if R is None else np.concatenate([R, chunk], axis=0))
+            R = Rn = _r_factor(R, chunk)
     else:
         A = K if R is None else xp.concat([R, K], axis=0)
         Rn = xp.linalg.qr(A)[1]
@@ -904,7 +910,10 @@ def falkon_solve(
     eps : float > 0 or None
         The precision of ``products`` (that of the kernel blocks).
     callback : callable or None
-        ``callback(iteration, alpha, relative_residual)``, with the coefficients α = Bβ.
+        ``callback(iteration, alpha, relative_residual)``, with the coefficients α = Bβ. A
+        callback with the attribute ``needs_coefficients = False`` (a progress line, such as
+        :class:`~kernelcourse.scale.ProgressPrinter`) gets ``alpha=None``: forming α costs
+        two triangular solves an iteration.
 
     Returns
     -------
@@ -985,7 +994,12 @@ def falkon_solve(
     b = B.apply_t(rhs)
 
     coef_cb = None
-    if callback is not None:
+    if callback is not None and not getattr(callback, "needs_coefficients", True):
+
+        def coef_cb(it, beta, res):
+            callback(it, None, res)
+
+    elif callback is not None:
 
         def coef_cb(it, beta, res):  # report the coefficients α = B β, not β
             alpha = B.apply(beta)

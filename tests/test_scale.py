@@ -692,3 +692,36 @@ def test_gram_factor_update_in_chunks_matches_one_factorisation():
     assert R.shape == (M, M) and np.all(R[3:] == 0)
     R = gram_factor_update(R, K[3:20])
     np.testing.assert_allclose(R.T @ R, K[:20].T @ K[:20], atol=1e-12)
+
+
+def test_falkon_solve_forms_coefficients_only_for_callbacks_that_read_them():
+    """A progress line reads the residual only: ``needs_coefficients = False`` spares the two
+    triangular solves an iteration that α = Bβ costs, and the solution is the same."""
+    from kernelcourse.scale import ProgressPrinter
+    from kernelcourse.solvers import FalkonPreconditioner, falkon_solve
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    k, C, lam, n = RBF(gamma=0.5), X[:30], 1e-3, 300
+    KnM = k(X, C)
+    rhs = KnM.T @ rng.normal(size=(300, 1))
+    seen = {"full": [], "progress": []}
+
+    def full(it, alpha, res):
+        seen["full"].append(alpha)
+
+    def progress(it, alpha, res):
+        seen["progress"].append(alpha)
+
+    progress.needs_coefficients = False
+    results = [
+        falkon_solve(FalkonPreconditioner(k(C), lam, n), lambda V: KnM.T @ (KnM @ V), rhs,
+                     lam, n, max_iter=30, tol=1e-10, callback=cb)
+        for cb in (full, progress)
+    ]
+    assert seen["full"] and all(a.shape == (30, 1) for a in seen["full"])
+    assert len(seen["progress"]) == len(seen["full"]) and all(
+        a is None for a in seen["progress"]
+    )
+    np.testing.assert_array_equal(results[0].alpha, results[1].alpha)
+    assert ProgressPrinter.needs_coefficients is False
