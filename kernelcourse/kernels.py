@@ -361,6 +361,8 @@ def _refine_near_pairs(B, X, Z, factor, limit, xp=np):
     magnifies the error). Such near pairs (duplicates, near duplicates) are usually few, so
     this costs a comparison pass over B. ``xp`` is the array library of B, X and Z: numpy
     here, any array-API library on :mod:`kernelcourse.devices`' path. Returns B."""
+    if xp is np:
+        return _refine_near_pairs_numpy(B, X, Z, factor, limit)
     # B has the sign of factor (D >= 0, −γD <= 0): one comparison, no |B| temporary
     near = B <= limit if factor > 0 else B >= -limit
     rows, cols = xp.nonzero(near)
@@ -374,6 +376,27 @@ def _refine_near_pairs(B, X, Z, factor, limit, xp=np):
         diff = xp.take(X, r, axis=0) - xp.take(Z, c, axis=0)
         parts.append(np.einsum("ij,ij->i", diff, diff) if xp is np else xp.sum(diff * diff, axis=1))
     B[near] = factor * (parts[0] if len(parts) == 1 else xp.concat(parts))  # nonzero's order
+    return B
+
+
+def _refine_near_pairs_numpy(B, X, Z, factor, limit):
+    """:func:`_refine_near_pairs` on numpy arrays. Near pairs lie in few rows (a row of X
+    that is also a centre, a duplicate): each row's extreme entry, one vectorised reduction,
+    picks those rows, and only they are compared and searched. A comparison and a
+    ``nonzero`` over the whole block cost several times more, on every block."""
+    if B.size == 0:
+        return B
+    extreme = B.min(axis=1) if factor > 0 else B.max(axis=1)
+    rows = np.flatnonzero(extreme <= limit if factor > 0 else extreme >= -limit)
+    if rows.size == 0:
+        return B
+    part = B[rows]
+    at, cols = np.nonzero(part <= limit if factor > 0 else part >= -limit)
+    rows = rows[at]
+    for start in range(0, len(rows), _NEAR_PAIR_CHUNK):
+        r, c = rows[start : start + _NEAR_PAIR_CHUNK], cols[start : start + _NEAR_PAIR_CHUNK]
+        diff = X[r] - Z[c]
+        B[r, c] = factor * np.einsum("ij,ij->i", diff, diff)
     return B
 
 
