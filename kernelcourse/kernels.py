@@ -386,7 +386,8 @@ def _refine_near_pairs_numpy(B, X, Z, factor, limit):
     ``nonzero`` over the whole block cost several times more, on every block."""
     if B.size == 0:
         return B
-    extreme = B.min(axis=1) if factor > 0 else B.max(axis=1)
+    # fmin/fmax pass over NaN: a NaN does not hide a near pair in its row
+    extreme = np.fmin.reduce(B, axis=1) if factor > 0 else np.fmax.reduce(B, axis=1)
     rows = np.flatnonzero(extreme <= limit if factor > 0 else extreme >= -limit)
     if rows.size == 0:
         return B

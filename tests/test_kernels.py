@@ -375,3 +375,24 @@ def test_counts_and_zero_d_parameters():
     np.testing.assert_array_equal(model.predict(X), ref.predict(X))
     with pytest.raises(TypeError, match="gamma must be a real number, got array"):
         kn.RBF(np.array(True))
+
+
+@pytest.mark.parametrize("factor", [1.0, -0.5])
+def test_near_pairs_found_by_row_extremes_match_the_whole_block_search(factor):
+    """numpy's path looks for near pairs only in rows whose extreme entry is near 0; it must
+    refine exactly the entries the comparison over the whole block finds (the generic path,
+    here through array-api-compat's numpy namespace), to the bit."""
+    compat_numpy = pytest.importorskip("array_api_compat.numpy")
+    from kernelcourse.kernels import _refine_near_pairs
+
+    rng = np.random.default_rng(0)
+    X, Z = rng.normal(size=(60, 4)), rng.normal(size=(25, 4))
+    Z[:5] = X[[3, 3, 17, 40, 59]]  # duplicates: near pairs in a few rows
+    B = factor * ((X[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
+    B[[3, 17, 40, 59], [0, 2, 3, 4]] = factor * 1e-14  # round-off where 0 is exact
+    B[10, 7] = B[17, 9] = np.nan  # a NaN is no near pair, nor hides one in its row
+    limit = 1e-10
+    ours = _refine_near_pairs(B.copy(), X, Z, factor, limit)
+    generic = _refine_near_pairs(B.copy(), X, Z, factor, limit, xp=compat_numpy)
+    np.testing.assert_array_equal(ours, generic)
+    assert ours[3, 0] == 0.0 and ours[59, 4] == 0.0
