@@ -358,14 +358,29 @@ def _refine_near_pairs(B, X, Z, factor, limit, xp=np):
     """Recompute ``B = factor · ‖x − z‖²`` from the differences where the expansion is within
     ``limit`` of 0, its round-off level (a few ε times the largest squared norms): there it
     has no correct digit left (and √D, as in Matérn, or a large γ, as in an RBF with K ≈ I,
-    magnifies the error). Such near pairs (duplicates, near duplicates) are usually few, so
-    this costs a comparison pass over B. ``xp`` is the array library of B, X and Z: numpy
-    here, any array-API library on :mod:`kernelcourse.devices`' path. Returns B."""
-    if xp is np:
-        return _refine_near_pairs_numpy(B, X, Z, factor, limit)
+    magnifies the error). Such near pairs (duplicates, near duplicates) are usually few, and
+    in few rows (a row of X that is also a centre): on numpy each row's extreme entry, one
+    vectorised reduction, picks those rows, and only they are compared and searched, where a
+    comparison and a ``nonzero`` over the whole block cost several times more, on every
+    block. ``xp`` is the array library of B, X and Z: numpy here, any array-API library on
+    :mod:`kernelcourse.devices`' path, which compares the whole block. Returns B."""
+
     # B has the sign of factor (D >= 0, −γD <= 0): one comparison, no |B| temporary
-    near = B <= limit if factor > 0 else B >= -limit
-    rows, cols = xp.nonzero(near)
+    def within(A):
+        return A <= limit if factor > 0 else A >= -limit
+
+    if xp is np:
+        if B.size == 0:
+            return B
+        # fmin/fmax pass over NaN: a NaN does not hide a near pair in its row
+        extreme = np.fmin.reduce(B, axis=1) if factor > 0 else np.fmax.reduce(B, axis=1)
+        candidates = np.flatnonzero(within(extreme))
+        at, cols = np.nonzero(within(B[candidates]))
+        rows = candidates[at]
+        near = rows, cols  # an index in the order of rows and cols
+    else:
+        near = within(B)
+        rows, cols = xp.nonzero(near)  # a mask, whose order is nonzero's
     count = rows.shape[0]
     if count == 0:
         return B
@@ -375,29 +390,7 @@ def _refine_near_pairs(B, X, Z, factor, limit, xp=np):
         r, c = rows[start:stop], cols[start:stop]
         diff = xp.take(X, r, axis=0) - xp.take(Z, c, axis=0)
         parts.append(np.einsum("ij,ij->i", diff, diff) if xp is np else xp.sum(diff * diff, axis=1))
-    B[near] = factor * (parts[0] if len(parts) == 1 else xp.concat(parts))  # nonzero's order
-    return B
-
-
-def _refine_near_pairs_numpy(B, X, Z, factor, limit):
-    """:func:`_refine_near_pairs` on numpy arrays. Near pairs lie in few rows (a row of X
-    that is also a centre, a duplicate): each row's extreme entry, one vectorised reduction,
-    picks those rows, and only they are compared and searched. A comparison and a
-    ``nonzero`` over the whole block cost several times more, on every block."""
-    if B.size == 0:
-        return B
-    # fmin/fmax pass over NaN: a NaN does not hide a near pair in its row
-    extreme = np.fmin.reduce(B, axis=1) if factor > 0 else np.fmax.reduce(B, axis=1)
-    rows = np.flatnonzero(extreme <= limit if factor > 0 else extreme >= -limit)
-    if rows.size == 0:
-        return B
-    part = B[rows]
-    at, cols = np.nonzero(part <= limit if factor > 0 else part >= -limit)
-    rows = rows[at]
-    for start in range(0, len(rows), _NEAR_PAIR_CHUNK):
-        r, c = rows[start : start + _NEAR_PAIR_CHUNK], cols[start : start + _NEAR_PAIR_CHUNK]
-        diff = X[r] - Z[c]
-        B[r, c] = factor * np.einsum("ij,ij->i", diff, diff)
+    B[near] = factor * (parts[0] if len(parts) == 1 else xp.concat(parts))
     return B
 
 
