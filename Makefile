@@ -65,7 +65,7 @@ book: $(STAMP)
 # each: on two cores a second BLAS thread per worker only waits for a core, and small
 # products then run several times slower. Within 20 minutes on two cores.
 test: $(STAMP)
-	env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 HYPOTHESIS_PROFILE=ci \
 	  $(PY) -m pytest tests book $(NBVAL) -n 2 --dist loadscope \
 	  --ignore=tests/test_book_site.py --ignore=tests/test_book_pdf.py
 	$(MAKE) --no-print-directory doctest
