@@ -220,7 +220,9 @@ class SpectrumKernel(StringKernel):
         self.k = _check_k(k)
         self._encoder = _Encoder(alphabet, unknown)
         self.alphabet, self.unknown = alphabet, unknown
-        if len(alphabet) ** self.k >= 2**62:
+        # k capped at 62, where any alphabet of two or more symbols has passed 2^62 already:
+        # 4 ** (2**62) is never formed (k = 2**62 hung)
+        if len(alphabet) ** min(self.k, 62) >= 2**62:
             raise ValueError(
                 f"|alphabet|^k = {len(alphabet)}^{self.k} k-mers do not fit 64-bit indices; "
                 "use a smaller k."

@@ -168,3 +168,10 @@ def test_string_and_vector_kernels_do_not_combine(op):
     for a, b in [(SpectrumKernel(), RBF()), (RBF(), SpectrumKernel())]:
         with pytest.raises(TypeError, match="cannot form"):
             (a + b) if op == "+" else (a * b)
+
+
+@pytest.mark.parametrize("k", [10**9, 2**62, 10**400])
+def test_spectrum_kernel_refuses_a_huge_k_at_once(k):
+    # |alphabet|^k was formed in full: k = 2**62 never returned
+    with pytest.raises(ValueError, match="do not fit 64-bit"):
+        SpectrumKernel(k)
