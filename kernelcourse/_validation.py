@@ -8,6 +8,7 @@ import numbers
 import os
 import re
 import warnings
+from decimal import Decimal
 
 import numpy as np
 import scipy.sparse
@@ -467,8 +468,11 @@ def check_memory(nbytes, what, fix):
     lower. (Starting anyway would swap for hours or be killed, and say nothing useful.)"""
     total = physical_memory()
     if total is not None and nbytes > total:
+        # in decimal: a count such as n_components=10**400 makes nbytes an integer whose
+        # division by 2**30 overflowed a float (OverflowError instead of this message)
+        need = Decimal(int(nbytes)) / 2**30
         raise MemoryError(
-            f"{what} needs about {nbytes / 2**30:.1f} GiB, more than this machine's "
+            f"{what} needs about {need:.3g} GiB, more than this machine's "
             f"{total / 2**30:.1f} GiB of memory; {fix}."
         )
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from decimal import Decimal
 
 import numpy as np
 from numba import njit
@@ -853,9 +854,10 @@ class Polynomial(Kernel):
         Z = np.hstack(cols)
         p = self.degree
         D = self.feature_dim(X.shape[1])
+        # D, an exact integer, passes the float range from degree 10**5 on 100 features
         check_memory(
             len(X) * D * X.itemsize,
-            f"the feature map of {self!r} on {X.shape[1]} features (D = {D:.3g} columns)",
+            f"the feature map of {self!r} on {X.shape[1]} features (D = {Decimal(D):.3g} columns)",
             "lower the degree, or use the Gram matrix k(X) instead of explicit features",
         )
         return _scaled_monomials(Z, p, D)

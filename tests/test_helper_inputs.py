@@ -246,3 +246,34 @@ def test_leverage_sampling_refuses_a_pool_that_would_take_hours():
     with pytest.raises(ValueError, match="pool_factor or n_components"):
         rff.fit(X)
     assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda X: RandomKitchenSinks(n_components=10**400).fit(X), "lower n_components"),
+        (lambda X: _rff(n_components=10**400).fit(X), "lower n_components"),
+        (lambda X: _binning(n_grids=10**400).fit(X), "lower n_grids"),
+        (lambda X: spectral_measure(kn.RBF(1.0)).sample(10**400, 2), "lower n"),
+        (lambda X: planted_motif_sequences(10**400), "lower n_per_class"),
+        (lambda X: kn.Polynomial(degree=10**5).feature_map(np.ones((2, 100))), "lower the degree"),
+    ],
+    ids=["kitchen_sinks", "fourier", "binning", "spectral", "planted", "polynomial"],
+)
+def test_memory_check_names_counts_beyond_the_float_range(make, match):
+    # the size in GiB was a float division: an OverflowError instead of the MemoryError
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    with pytest.raises(MemoryError, match=f"needs about .*e\\+.* GiB.*{match}"):
+        make(X)
+
+
+def _rff(**params):
+    from kernelcourse.features import RandomFourierFeatures
+
+    return RandomFourierFeatures(**params)
+
+
+def _binning(**params):
+    from kernelcourse.features import RandomBinningFeatures
+
+    return RandomBinningFeatures(**params)
