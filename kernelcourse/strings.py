@@ -324,7 +324,10 @@ class WeightedDegreeKernel(StringKernel):
         self._encoder = _Encoder(alphabet, unknown)
         self.alphabet, self.unknown = alphabet, unknown
         L = self.degree
-        self.eta = np.array([2.0 * (L - d + 1) / (L * (L + 1)) for d in range(1, L + 1)])
+        # η holds L floats, built by numpy: a Python loop took seconds at degree 10**7 and
+        # never ended at 2**62
+        check_memory(8 * L, f"WeightedDegreeKernel's weights η for degree={L}", "lower degree")
+        self.eta = 2.0 * (L - np.arange(L)) / float(L * (L + 1))
 
     def _params(self):
         return {"degree": self.degree, "alphabet": self.alphabet, "unknown": self.unknown}

@@ -175,3 +175,13 @@ def test_spectrum_kernel_refuses_a_huge_k_at_once(k):
     # |alphabet|^k was formed in full: k = 2**62 never returned
     with pytest.raises(ValueError, match="do not fit 64-bit"):
         SpectrumKernel(k)
+
+
+@pytest.mark.parametrize("degree", [2**62, 10**400])
+def test_weighted_degree_kernel_refuses_weights_beyond_memory(degree):
+    # η was a Python list of `degree` floats: 2**62 never returned, 10**400 overflowed
+    with pytest.raises(MemoryError, match="weights η for degree=.*lower degree"):
+        WeightedDegreeKernel(degree)
+    L = 4
+    expected = [2.0 * (L - d + 1) / (L * (L + 1)) for d in range(1, L + 1)]
+    np.testing.assert_array_equal(WeightedDegreeKernel(L).eta, expected)
