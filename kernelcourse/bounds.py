@@ -299,7 +299,7 @@ def uniform_deviation(D, delta, d, diameter, sigma_p):
             "floating point resolves; check D, d, diameter and sigma_p."
         )
     for _ in range(200):
-        mid = math.sqrt(lo * hi)
+        mid = math.sqrt(lo) * math.sqrt(hi)  # lo · hi underflows to 0 below 1e-308
         if uniform_bound(D, mid, d, diameter, sigma_p) > delta:
             lo = mid
         else:

@@ -131,3 +131,11 @@ def test_float32_counts_do_not_warn():
         assert uniform_bound(np.float32(100), 0.1, np.float32(2), 1.0, 1.0) == uniform_bound(
             100, 0.1, 2, 1.0, 1.0
         )
+
+
+@pytest.mark.parametrize("diameter, sigma_p", [(1e-300, 1.0), (1.0, 1e-300)])
+def test_uniform_deviation_of_a_tiny_set(diameter, sigma_p):
+    # the bisection's midpoint √(lo·hi) underflowed to 0, and the error blamed eps
+    eps = uniform_deviation(10**5, 0.05, 2, diameter, sigma_p)
+    assert 0 < eps < 1e-290
+    assert uniform_bound(10**5, eps, 2, diameter, sigma_p) == pytest.approx(0.05, rel=1e-9)
