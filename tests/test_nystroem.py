@@ -256,3 +256,20 @@ def test_nystroem_refuses_a_bool_count(param):
     X = np.random.default_rng(0).normal(size=(30, 3))
     with pytest.raises(ValueError, match=f"'{param}' parameter.*not a bool"):
         Nystroem(**{"n_components": 10, param: True}).fit(X)
+
+
+def test_ridge_leverage_scores_name_a_z_whose_gram_overflows():
+    # ZᵀZ of Z = 1e200 was infinite: a NaN factor, and scipy's unnamed "must not contain infs"
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(20, 3))
+    diag = np.einsum("ij,ij->i", Z, Z) + 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="Z has entries of magnitude 2.*e\\+200.*ZᵀZ"):
+            ridge_leverage_scores(Z * 1e200, diag, 1.0)
+    # the rescaling the message suggests leaves the scores as they were
+    np.testing.assert_allclose(
+        ridge_leverage_scores(Z * 1e100, diag * 1e200, 1e200),
+        ridge_leverage_scores(Z, diag, 1.0),
+        rtol=1e-12,
+    )

@@ -126,7 +126,15 @@ def ridge_leverage_scores(Z, diag, ridge):
         raise ValueError("diag holds negative entries; K_ii = K(x_i, x_i) is >= 0 for a kernel.")
     ridge = check_positive(ridge, "ridge")
     mu = n * ridge
-    G = Z.T @ Z
+    with np.errstate(over="ignore"):  # refused below, by name
+        G = Z.T @ Z
+    if not np.isfinite(G).all():
+        # Z of 1e200: the factor of L went NaN, and scipy's check named no argument
+        raise ValueError(
+            f"Z has entries of magnitude {float(np.abs(Z).max()):.3g}, and ZᵀZ overflows "
+            "floating point; divide Z by some c, and diag and ridge by c² (the scores do "
+            "not change)."
+        )
     G[np.diag_indices(r)] += mu
     try:
         L = np.linalg.cholesky(G)
