@@ -356,8 +356,17 @@ def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
         root = np.sqrt(sw)
         Xc = Xc * root[:, None]
         yc = yc * (root if yc.ndim == 1 else root[:, None])
+    with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+        G = Xc.T @ Xc if d <= n else Xc @ Xc.T
+    if not np.isfinite(G).all():
+        # else solve_regularized_psd's message spoke of a kernel and named A
+        product = f"{name}ᵀ{name}" if d <= n else f"{name}{name}ᵀ"
+        raise ValueError(
+            f"{product} overflows floating point: {name} is too large in magnitude (largest "
+            f"|entry| {float(np.abs(Xc).max()):.3g}, after centring and weighting); rescale "
+            f"{name}."
+        )
     if d <= n:
-        G = Xc.T @ Xc
         with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
             rhs = Xc.T @ yc
         if not np.isfinite(rhs).all():
@@ -369,7 +378,7 @@ def _ridge_solve(X, y, lam, sw, fit_intercept, name="X"):
             )
         w = solve_regularized_psd(G, rhs, lam, name=f"{name}ᵀ{name}")
     else:
-        K = Xc @ Xc.T
+        K = G
         if fit_intercept:
             # Centring puts u = √s (the ones vector without weights) in the null space of
             # XXᵀ, and y is orthogonal to it; adding c·uuᵀ/‖u‖² leaves α unchanged and removes

@@ -475,3 +475,15 @@ def test_feature_ridge_classifier_class_weights_by_sample_weight():
     sw = compute_sample_weight("balanced", y)
     ours = FeatureRidgeClassifier(lam=2.0).fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-10)
+
+
+@pytest.mark.parametrize("shape, product", [((40, 3), "XᵀX"), ((5, 10), "XXᵀ")])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_ridge_regression_names_x_when_its_gram_overflows(shape, product, fit_intercept):
+    # the error was solve_regularized_psd's: "A (XᵀX) ... a kernel or Gram matrix must be finite"
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=shape) * 1e160, rng.normal(size=shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=f"^{product} overflows .*X is too large.*rescale X"):
+            RidgeRegression(fit_intercept=fit_intercept).fit(X, y)
