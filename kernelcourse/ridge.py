@@ -45,6 +45,7 @@ from ._validation import (
     check_fit_input,
     check_labels,
     check_memory,
+    check_nonnegative,
     check_positive,
     check_weights,
     count_constraint,
@@ -75,16 +76,6 @@ def _cho_factor(M):
         with single_blas_thread():
             return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
     return linalg.cho_factor(M, lower=True, overwrite_a=True, check_finite=False)
-
-
-def _check_lam(lam):
-    """λ as a float: a finite real number >= 0 (TypeError/ValueError naming ``lam``)."""
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real):
-        raise TypeError(f"lam must be a real number >= 0, got {lam!r}.")
-    lam = float(lam)
-    if not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}.")
-    return lam
 
 
 def _check_lam_fits(lam, float32):
@@ -227,7 +218,7 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
     """:func:`solve_regularized_psd`; ``check_finite=False`` skips the checks of A (finite,
     symmetric) when the caller has made them (a Gram matrix from
     :func:`~kernelcourse._validation.finite_gram`)."""
-    lam = _check_lam(lam)
+    lam = check_nonnegative(lam, "lam")
     if not isinstance(A, np.ndarray) or A.dtype not in (np.float32, np.float64):
         if np.iscomplexobj(A) or np.asarray(A).dtype.kind not in "biuf":
             raise TypeError(

@@ -35,7 +35,6 @@ G. Meanti, L. Carratino, L. Rosasco, A. Rudi. Kernel methods through the roof. N
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass, field
 
@@ -353,10 +352,8 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
     for name, value in (("callback", callback), ("preconditioner", preconditioner)):
         if value is not None and not callable(value):
             raise TypeError(f"{name} must be None or callable, got {value!r}.")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < np.inf:
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}.")
+    max_iter = check_count(max_iter, "max_iter")
+    tol = check_nonnegative(tol, "tol")
     b_arr = np.asarray(b)
     if b_arr.dtype == object or not np.issubdtype(b_arr.dtype, np.number):
         raise TypeError(f"b must be a numeric array, got dtype {b_arr.dtype}.")

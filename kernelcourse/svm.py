@@ -51,6 +51,7 @@ from ._validation import (
     check_count,
     check_fit_input,
     check_labels,
+    check_positive,
     count_constraint,
     finite_gram,
     kernel_params_of,
@@ -499,9 +500,7 @@ def smo_solve(
     C = np.asarray(C, dtype=np.float64)
     if C.shape != (n,) or np.isnan(C).any() or (C < 0).any():
         raise ValueError(f"C must be a number or ({n},) array of bounds >= 0 (inf allowed).")
-    if isinstance(tol, bool) or not isinstance(tol, Real) or not 0 < tol < np.inf:
-        raise ValueError(f"tol must be a finite number > 0, got {tol!r}.")
-    tol = float(tol)  # the compiled loops take a float64: an int of 10**20 failed to type
+    tol = check_positive(tol, "tol")  # a float: the compiled loops failed to type 10**20
     if max_iter is not None:
         max_iter = check_count(max_iter, "max_iter")
     if not isinstance(shrinking, (bool, np.bool_)):  # "no" would be taken as true

@@ -277,3 +277,24 @@ def _binning(**params):
     from kernelcourse.features import RandomBinningFeatures
 
     return RandomBinningFeatures(**params)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: solve_regularized_psd(np.eye(3), np.ones(3), 10**400), "lam"),
+        (lambda: smo_solve(np.eye(2), np.array([1.0, -1.0]), 1.0, tol=10**400), "tol"),
+        (lambda: _conjugate_gradient(lambda v: v, np.ones(2), tol=10**400), "tol"),
+    ],
+    ids=["solve_regularized_psd", "smo_solve", "conjugate_gradient"],
+)
+def test_helpers_name_an_integer_beyond_the_float_range(call, match):
+    # float(10**400) raised a bare OverflowError; check_positive/check_nonnegative name it
+    with pytest.raises(ValueError, match=f"^{match} must be a finite number.*beyond the float"):
+        call()
+
+
+def _conjugate_gradient(*args, **kwargs):
+    from kernelcourse.solvers import conjugate_gradient
+
+    return conjugate_gradient(*args, **kwargs)
