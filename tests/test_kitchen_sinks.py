@@ -174,3 +174,10 @@ def test_kitchen_sinks_refuse_a_bool_order(order):
     X = np.random.default_rng(0).normal(size=(10, 3))
     with pytest.raises(TypeError, match="order must be an integer"):
         RandomKitchenSinks(basis="arccos", order=order, n_components=5).fit(X)
+
+
+@pytest.mark.parametrize("order", [np.array([1, 2]), [1], "1", None])
+def test_arccos_order_that_is_not_a_number_is_named(order):
+    # an array failed in `order in (0, 1, 2)` with numpy's "truth value ... is ambiguous"
+    with pytest.raises(ValueError, match="order must be 0, 1 or 2"):
+        ArcCosine(order)

@@ -75,7 +75,8 @@ class ArcCosine(Kernel):
     """
 
     def __init__(self, order=1):
-        if isinstance(order, bool) or order not in (0, 1, 2):
+        # a scalar first: an array's `in` asked for its truth value ("ambiguous")
+        if isinstance(order, bool) or not isinstance(order, numbers.Real) or order not in (0, 1, 2):
             raise ValueError(f"order must be 0, 1 or 2, got {order!r}.")
         self.order = int(order)
 
