@@ -35,6 +35,8 @@ from ._validation import (
     as_float_matrix,
     cast_to,
     check_cosine_arguments,
+    check_count,
+    check_nonnegative,
     warn_if_phase_lost,
 )
 from .kernels import (
@@ -376,6 +378,9 @@ def nystroem_map(K_hat, rank, eps, xp):
     coordinates of their feature vectors after Gram–Schmidt in the landmarks' order, and a
     block of features costs a triangular product, half the operations of a general one.
 
+    K̂ must be a finite non-empty square matrix, ``rank`` None or an integer >= 1 and
+    ``eps`` a finite number >= 0; otherwise a ValueError or TypeError names the argument.
+
     Examples
     --------
     >>> import numpy as np
@@ -387,7 +392,22 @@ def nystroem_map(K_hat, rank, eps, xp):
     >>> print(np.all(np.triu(A, 1) == 0), np.allclose(A @ L, np.eye(5)))
     True True
     """
-    m = K_hat.shape[0]
+    if not hasattr(K_hat, "shape"):  # a nested list
+        K_hat = as_float_matrix(K_hat, "K_hat")
+    shape = tuple(K_hat.shape)
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] == 0:
+        raise ValueError(f"K_hat must be a non-empty square matrix, got shape {shape}.")
+    # NaN or infinity: numpy's eigh failed with LinAlgError, other libraries returned NaN
+    if isinstance(K_hat, np.ndarray):
+        K_hat = as_float_matrix(K_hat, "K_hat")  # numeric, real and finite
+    elif not all_finite(K_hat, xp):
+        raise ValueError(
+            "K_hat contains NaN or infinity; the landmarks' kernel matrix must be finite."
+        )
+    if rank is not None:
+        rank = check_count(rank, "rank")
+    eps = check_nonnegative(eps, "eps")
+    m = shape[0]
     K_hat = 0.5 * (K_hat + K_hat.T)  # the symmetric matrix the kernel promises
     evals, evecs = xp.linalg.eigh(K_hat)
     evals, evecs = xp.flip(evals), xp.flip(evecs, axis=1)

@@ -411,6 +411,28 @@ def test_cholesky_jitter_adds_the_smallest_jitter_that_works():
         cholesky_jitter(xs.asarray(-1e9 * np.eye(3)), xp=xs, name="A")
 
 
+@pytest.mark.parametrize("library", ["numpy", "strict"])
+def test_nystroem_map_names_bad_input(library):
+    # it is public (the building block of Nystroem on every library), and without checks a NaN
+    # K̂ failed in eigh with LinAlgError, a non-square one with a broadcast error
+    def call(K_hat, rank=None, eps=1e-16):
+        xp = np if library == "numpy" else xs
+        K = np.asarray(K_hat, dtype=float)
+        return devices.nystroem_map(K if xp is np else xs.asarray(K), rank, eps, xp)
+
+    with pytest.raises(ValueError, match=r"K_hat must be a non-empty square matrix.*\(2, 3\)"):
+        call(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="K_hat contains NaN or infinity"):
+        call([[np.nan, 0.0], [0.0, 1.0]])
+    with pytest.raises(TypeError, match="rank must be an integer"):
+        call(np.eye(2), rank=1.5)
+    with pytest.raises(ValueError, match="eps must be a finite number >= 0"):
+        call(np.eye(2), eps=-1.0)
+    evals, A, _ = call(np.diag([4.0, 1.0]), rank=np.int64(1))
+    np.testing.assert_allclose(aa.to_numpy(evals), [4.0])
+    np.testing.assert_allclose(aa.to_numpy(A), [[0.5, 0.0]])
+
+
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("upper", [False, True])
 @pytest.mark.parametrize("name,device", NAMESPACES)
