@@ -156,6 +156,8 @@ def _progress_callback(callback, verbose, progress, tol):
         callback(it, alpha, residual)
         printer(it, alpha, residual)
 
+    # the printers read no α: the pair needs it only if the user's callback does
+    both.needs_coefficients = getattr(callback, "needs_coefficients", True)
     return both
 
 

@@ -725,3 +725,21 @@ def test_falkon_solve_forms_coefficients_only_for_callbacks_that_read_them():
     )
     np.testing.assert_array_equal(results[0].alpha, results[1].alpha)
     assert ProgressPrinter.needs_coefficients is False
+
+
+def test_progress_line_beside_a_callback_keeps_its_need_for_coefficients():
+    # the default progress line wraps the user's callback with itself: the pair asks the
+    # solver for α only when the user's callback reads it (ProgressPrinter() does not)
+    from kernelcourse.scale import ProgressPrinter, _progress_callback
+
+    class Progress:
+        def due(self):
+            return False
+
+    def reads_alpha(it, alpha, residual):
+        pass
+
+    for callback, needs in ((ProgressPrinter(), False), (reads_alpha, True)):
+        both = _progress_callback(callback, False, Progress(), 1e-6)
+        assert both is not callback
+        assert getattr(both, "needs_coefficients", True) is needs
