@@ -226,6 +226,9 @@ def test_falkon_setting_and_trials_from_the_validation(forest):
     assert trials.cells[1][0] == "γ_k = 0.05 × binning factor²" and trials.cells[1][-1] == "yes"
     sizes = records.falkon_sizes_table(record)
     assert [row[-1] for row in sizes.cells] == ["yes", "no"]
+    # the row count is the record's, printed as every count in the book
+    n_train = record["data"]["n_train"]
+    assert f"all {n_train:,} training rows" in sizes.title
     # one γ chosen: named by its value
     record["validation"]["falkon"]["chosen"]["gamma"] = 0.1
     assert "γ = 0.1" in records.forest_settings(record)["nystroem_falkon"]

@@ -183,7 +183,8 @@ def falkon_sizes_table(record):
             for r in record["validation"]["falkon"]["sizes"]
         ],
         ["M", "predicted fit", "predicted memory", "affordable"],
-        title="Nyström-FALKON on all 522 910 training rows, as predicted from the validation fit",
+        title=f"Nyström-FALKON on all {record['data']['n_train']:,} training rows, as predicted "
+        "from the validation fit",
     )
 
 
