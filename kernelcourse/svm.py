@@ -1126,7 +1126,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         votes = np.zeros((len(F), k))
         conf = np.zeros((len(F), k))
         for p, (a, b) in enumerate(self._pairs):
-            wins_b = F[:, p] > 0
+            wins_b = F[:, p] >= 0  # a tie goes to the later class, as in LIBSVM
             votes[:, b] += wins_b
             votes[:, a] += ~wins_b
             conf[:, b] += F[:, p]
@@ -1134,10 +1134,15 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         return _ovr_shaped(votes, conf)
 
     def predict(self, X):
-        """Class labels: sign of f(x) for two classes, one-vs-one votes otherwise."""
+        """Class labels: sign of f(x) for two classes, one-vs-one votes otherwise.
+
+        f(x) = 0 exactly counts for the later class (``classes_[1]`` of two), as in LIBSVM
+        and :class:`sklearn.svm.SVC`, so that the two agree on data as degenerate as
+        repeated points with both labels.
+        """
         F = self.decision_function(X)
         if F.ndim == 1:
-            return self.classes_[(F > 0).astype(int)]
+            return self.classes_[(F >= 0).astype(int)]
         return self.classes_[np.argmax(F, axis=1)]
 
 

@@ -599,3 +599,16 @@ def test_primal_squared_hinge_with_a_tiny_C_scales_with_C(C):
         tiny = PrimalSVC(C=C).fit(X, y)
     np.testing.assert_allclose(tiny.coef_ * (1e-100 / C), ref.coef_, rtol=1e-6)
     np.testing.assert_array_equal(tiny.predict(X), ref.predict(X))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_a_decision_of_exactly_zero_predicts_as_libsvm(n_classes):
+    # Every point the same, every class equally often: each pair's f(x) is exactly 0, and
+    # LIBSVM gives the tie to the later class of the pair.
+    X = np.zeros((4 * n_classes, 2))
+    y = np.repeat(np.arange(n_classes), 4)
+    ours = KernelSVC().fit(X, y)
+    ref = SVC().fit(X, y)
+    pairs = ours._pair_decisions(X[:1])
+    assert np.all(pairs == 0)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
