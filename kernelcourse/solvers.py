@@ -142,13 +142,21 @@ def _check_preconditioned(R, Zr, rz, eps, it, xp):
         )
 
 
+def _check_callables(matvec, callback, preconditioner):
+    if not callable(matvec):
+        raise TypeError(f"matvec must be a callable returning H @ V, got {matvec!r}.")
+    for name, value in (("callback", callback), ("preconditioner", preconditioner)):
+        if value is not None and not callable(value):
+            raise TypeError(f"{name} must be None or callable, got {value!r}.")
+
+
 def block_cg(
     matvec, B, *, xp=None, preconditioner=None, max_iter=20, tol=1e-7, callback=None, eps=None
 ):
     r"""Preconditioned conjugate gradients for :math:`H X = B`, B of shape (n, k).
 
-    No validation and no warnings (see :func:`conjugate_gradient` for both): the callers own
-    their messages.
+    The arguments are checked, cheaply; a missed ``tol`` is reported in the result, never by
+    a warning (see :func:`conjugate_gradient` for one): the callers own their messages.
 
     Parameters
     ----------
@@ -159,7 +167,7 @@ def block_cg(
     preconditioner : callable or None
         ``preconditioner(R)`` returns :math:`M^{-1} R` for a symmetric positive definite M. Its
         result is used before the next call, so it may write every result into one buffer.
-    max_iter, tol : int, float
+    max_iter, tol : int >= 0, float >= 0
         Stop after ``max_iter`` iterations, or once every column's relative residual
         :math:`\|b_j - H x_j\| / \|b_j\|` is at most ``tol``.
     callback : callable or None
@@ -175,10 +183,19 @@ def block_cg(
     -------
     CGResult
 
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is of the wrong type or out of range, or B is not finite (the error
+        names the argument).
+    NotPositiveDefiniteError
+        If a search direction shows negative curvature beyond round-off.
+
     See Also
     --------
     conjugate_gradient
-        The same recursion on numpy input, checked, with a warning when ``tol`` is missed.
+        The same recursion on numpy input of shape (n,) or (n, k), with a warning when
+        ``tol`` is missed.
     falkon_solve
         CG on the FALKON-preconditioned Nyström system.
 
@@ -196,6 +213,23 @@ def block_cg(
      [ 0.6364  0.3636]]
     """
     xp = _xp(xp)
+    _check_callables(matvec, callback, preconditioner)
+    max_iter = check_count(max_iter, "max_iter", minimum=0)
+    tol = check_nonnegative(tol, "tol")
+    if eps is not None:
+        eps = check_positive(eps, "eps")
+    if xp is np and (not isinstance(B, np.ndarray) or B.dtype.kind != "f"):
+        raise TypeError(
+            f"B must be a floating-point ndarray, got {type(B).__name__} of dtype "
+            f"{getattr(B, 'dtype', None)}; convert it with numpy.asarray(B, dtype=float)."
+        )
+    if getattr(B, "ndim", None) != 2 or 0 in B.shape:
+        raise ValueError(
+            f"B must be a non-empty 2-d array of shape (n, k), one column per right-hand "
+            f"side, got {type(B).__name__} of shape {getattr(B, 'shape', None)}."
+        )
+    if not all_finite(B, xp):
+        raise ValueError("B contains NaN or infinity.")
     # numpy updates the iterates in place: with many right-hand sides of a long operator
     # (binning features, D ≈ 10⁷ rows), fresh temporaries each step cost more than H P
     inplace = xp is np
@@ -347,11 +381,7 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
     >>> print(x.round(4), len(history) - 1)
     [0.0909 0.6364] 2
     """
-    if not callable(matvec):
-        raise TypeError(f"matvec must be a callable returning H @ V, got {matvec!r}.")
-    for name, value in (("callback", callback), ("preconditioner", preconditioner)):
-        if value is not None and not callable(value):
-            raise TypeError(f"{name} must be None or callable, got {value!r}.")
+    _check_callables(matvec, callback, preconditioner)
     max_iter = check_count(max_iter, "max_iter")
     tol = check_nonnegative(tol, "tol")
     b_arr = np.asarray(b)

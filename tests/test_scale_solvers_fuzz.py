@@ -11,6 +11,7 @@ from kernelcourse.scale import NystroemKRR, ProgressPrinter
 from kernelcourse.solvers import (
     FalkonPreconditioner,
     NotPositiveDefiniteError,
+    block_cg,
     cholesky_jitter,
     falkon_solve,
 )
@@ -188,3 +189,37 @@ def test_cg_refuses_an_indefinite_preconditioner():
         lambda v: H @ v, b, max_iter=100, tol=1e-10, preconditioner=lambda r: d * r
     )
     np.testing.assert_allclose(H @ x, b, atol=1e-8)
+
+
+_H = np.array([[4.0, 1.0], [1.0, 3.0]])
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, error, message",
+    [
+        (("H", np.ones((2, 1))), {}, TypeError, "matvec must be a callable"),
+        ((None, [[1.0], [2.0]]), {}, TypeError, "B must be a floating-point ndarray"),
+        ((None, np.ones((2, 1), dtype=int)), {}, TypeError, "B must be a floating-point"),
+        ((None, np.ones(2)), {}, ValueError, r"B must be a non-empty 2-d array .* \(2,\)"),
+        ((None, np.ones((2, 0))), {}, ValueError, "B must be a non-empty 2-d array"),
+        ((None, np.array([[1.0], [np.nan]])), {}, ValueError, "B contains NaN"),
+        ((None, np.ones((2, 1))), {"max_iter": -1}, ValueError, "max_iter must be"),
+        ((None, np.ones((2, 1))), {"max_iter": 2.5}, TypeError, "max_iter must be"),
+        ((None, np.ones((2, 1))), {"tol": -1e-3}, ValueError, "tol must be"),
+        ((None, np.ones((2, 1))), {"tol": np.nan}, ValueError, "tol must be"),
+        ((None, np.ones((2, 1))), {"eps": 0.0}, ValueError, "eps must be"),
+        ((None, np.ones((2, 1))), {"callback": 3}, TypeError, "callback must be"),
+        ((None, np.ones((2, 1))), {"preconditioner": "M"}, TypeError, "preconditioner must"),
+    ],
+)
+def test_block_cg_names_the_bad_argument(args, kwargs, error, message):
+    matvec, B = args
+    matvec = (lambda P: _H @ P) if matvec is None else matvec
+    with pytest.raises(error, match=message):
+        block_cg(matvec, B, **kwargs)
+
+
+def test_block_cg_with_no_iterations_returns_zero():
+    result = block_cg(lambda P: _H @ P, np.ones((2, 1)), max_iter=0)
+    assert result.n_iter == 0 and result.status == "max_iter"
+    np.testing.assert_array_equal(result.x, 0.0)
