@@ -159,7 +159,8 @@ class Kernel:
         return F
 
     def feature_dim(self, n_features):
-        """Dimension D of the feature space for inputs in R^n_features (``math.inf``: infinite)."""
+        """Dimension D of the feature space for inputs with ``n_features`` coordinates
+        (``math.inf``: infinite)."""
         return math.inf
 
     @property

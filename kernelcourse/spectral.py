@@ -156,7 +156,7 @@ class SpectralMeasure:
         return self.kernel(Z, np.zeros((1, Z.shape[1])))[:, 0] / self.mass
 
     def sample(self, n, d, *, method="mc", random_state=None, qmc_engine="halton"):
-        """Draw ``n`` frequencies ω ∈ R^d from p.
+        r"""Draw ``n`` frequencies :math:`\omega \in \mathbb R^d` from p.
 
         Parameters
         ----------

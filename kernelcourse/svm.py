@@ -1356,7 +1356,7 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X):
-        """w^T z + b; shape (n,) for two classes, (n, n_classes) otherwise."""
+        r""":math:`w^T z + b`; shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         F = X @ self.coef_.T + self.intercept_

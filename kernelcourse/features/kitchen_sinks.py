@@ -291,7 +291,7 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return 1 if self.basis == "relu" else int(self.order)
 
     def transform(self, X):
-        """ψ(X), shape (n_samples, q), in the dtype of X (float32 kept).
+        r"""ψ(X), shape (n_samples, q), in the dtype of X (float32 kept).
 
         Parameters
         ----------
@@ -304,14 +304,15 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         Raises
         ------
         ValueError
-            If the projections w^T x (plus b) or the features √2 (w^T x)^n overflow
+            If the projections :math:`w^T x` (plus b) or the features
+            :math:`\sqrt2\,(w^T x)^n` overflow
             floating point: X (or, for ``"cosine"``, ``scale``) is too large in magnitude
             (cos(∞) would be NaN, a ReLU of ∞ infinite).
 
         Warns
         -----
         RuntimeWarning
-            For ``"cosine"``, if the arguments w^T x + b are so large that the dtype cannot
+            For ``"cosine"``, if the arguments :math:`w^T x + b` are so large that the dtype cannot
             resolve their phase (neighbouring floats more than π apart): the features would
             be rounding noise.
         """
