@@ -232,7 +232,13 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             f"random binning with n_grids={P} on {n} samples of {d} features",
             "lower n_grids",
         )
-        self.pitches_ = rng.gamma(shape=2.0, scale=1.0 / gamma, size=(P, d))
+        with np.errstate(over="ignore"):
+            self.pitches_ = rng.gamma(shape=2.0, scale=1.0 / gamma, size=(P, d))
+        # A γ below ~1e-308 makes 1/γ, or a draw of scale 1/γ, overflow to inf; the shifts
+        # u = U·δ and the cells ⌊(x − u)/δ⌋ would then be NaN. Such a pitch dwarfs any finite
+        # |x|, so the largest float stands in for it: every point shares one cell, the limit
+        # of the kernel e^{-γ|Δ|} → 1.
+        np.minimum(self.pitches_, np.finfo(np.float64).max, out=self.pitches_)
         self.shifts_ = rng.uniform(size=(P, d)) * self.pitches_
         self._hash_coefs = rng.randint(0, 2**63, size=d, dtype=np.uint64) * np.uint64(2) + 1
         self._cells = []
