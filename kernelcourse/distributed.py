@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._validation import cast_for_kernel, check_count, check_positive, refuse_complex_features
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
-from .ridge import solve_regularized_psd
+from .ridge import _refuse_no_features, solve_regularized_psd
 from .scale import NystroemKRR, ProgressPrinter, _is_fitted
 from .solvers import FalkonPreconditioner, falkon_solve, gram_factor_update, warn_unconverged
 
@@ -246,7 +246,9 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         else:
             self.features_ = clone(self.features).fit(first)
         features = self.features_
-        D = _dense_features(features, first[:1]).shape[1]
+        probe = _dense_features(features, first[:1])
+        _refuse_no_features(probe, features)
+        D = probe.shape[1]
         k = Y.shape[1]
 
         def stats(xb, yb):

@@ -1042,6 +1042,19 @@ class _KernelFeatures:
         return self.kernel.feature_map(X)
 
 
+def _refuse_no_features(Phi, features):
+    """Refuse a fitted feature map that gives Φ(X) no columns (a Nyström map whose landmarks'
+    kernel matrix is zero keeps no eigenvalue): ridge on no features would otherwise fail
+    naming an X of 0 features that the caller never passed."""
+    shape = getattr(Phi, "shape", None)
+    if shape is not None and len(shape) == 2 and shape[1] == 0:
+        raise ValueError(
+            f"features: the fitted {type(features).__name__} maps X to no features (Φ(X) has "
+            "0 columns), as a Nystroem map does when the kernel matrix of its landmarks is "
+            "zero; use another kernel or map, or check X."
+        )
+
+
 class FeatureRidge(RegressorMixin, BaseEstimator):
     r"""Ridge regression on features :math:`\phi(x)`: the primal side of
     :doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`.
@@ -1204,6 +1217,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         if Phi is None:
             self._check_dense_memory(X)
             Phi = self._features(X)
+        _refuse_no_features(Phi, self.features_)
         if sp.issparse(Phi) or hasattr(Phi, "rmatvec"):
             if self.lam == 0:
                 raise ValueError(

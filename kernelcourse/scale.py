@@ -70,7 +70,7 @@ from ._validation import (
 )
 from .features import RandomFourierFeatures
 from .kernels import KERNEL_NAMES, RBF, Kernel, resolve_kernel
-from .ridge import _copy_fitted_map, solve_regularized_psd
+from .ridge import _copy_fitted_map, _refuse_no_features, solve_regularized_psd
 from .solvers import conjugate_gradient
 
 __all__ = [
@@ -1086,6 +1086,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         Z = refuse_complex_features(self.features_.transform(X))
         Z = sp.csr_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, np.float64)
         if first:
+            _refuse_no_features(Z, self.features_)
             D = Z.shape[1]
             self._ZtZ = sp.csr_matrix((D, D)) if sp.issparse(Z) else np.zeros((D, D))
             self._Zty = np.zeros((D, Y.shape[1]))

@@ -26,3 +26,41 @@ def test_binning_with_a_gamma_whose_pitches_overflow_puts_every_point_in_one_cel
     assert Z.shape == (6, 20)
     np.testing.assert_allclose((Z @ Z.T).toarray(), 1.0)
     np.testing.assert_allclose((Z_new @ Z.T).toarray(), 1.0)
+
+
+@pytest.mark.parametrize(
+    "make", ["FeatureRidge", "FeatureRidgeClassifier", "StreamingFeatureRidge"]
+)
+def test_feature_models_name_a_map_that_gives_no_features(make):
+    # a linear Nyström map of all-zero rows keeps no eigenvalue, so Φ(X) has no columns; the
+    # error named an X "with 0 features" and the inner RidgeRegression (or the internal
+    # matrix ZᵀZ), though X had 3 features and the caller never built a RidgeRegression
+    from kernelcourse.features import Nystroem
+    from kernelcourse.ridge import FeatureRidge, FeatureRidgeClassifier
+    from kernelcourse.scale import StreamingFeatureRidge
+
+    model = {
+        "FeatureRidge": FeatureRidge,
+        "FeatureRidgeClassifier": FeatureRidgeClassifier,
+        "StreamingFeatureRidge": StreamingFeatureRidge,
+    }[make](Nystroem(kernel="linear", n_components=4, random_state=0))
+    X, y = np.zeros((6, 3)), np.array([0, 1, 0, 1, 0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the map's own rank-deficiency warning
+        with pytest.raises(ValueError, match=r"^features: the fitted Nystroem maps X to no feat"):
+            model.fit(X, y)
+
+
+def test_dask_feature_ridge_names_a_map_that_gives_no_features():
+    # the same map on Dask chunks failed naming the internal matrix Z_cᵀZ_c
+    da = pytest.importorskip("dask.array")
+    from kernelcourse.distributed import DaskFeatureRidge
+    from kernelcourse.features import Nystroem
+
+    X = da.zeros((6, 3), chunks=3)
+    y = da.from_array(np.arange(6.0), chunks=3)
+    model = DaskFeatureRidge(Nystroem(kernel="linear", n_components=4, random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"^features: the fitted Nystroem maps X to no feat"):
+            model.fit(X, y)
