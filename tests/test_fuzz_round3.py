@@ -64,3 +64,22 @@ def test_dask_feature_ridge_names_a_map_that_gives_no_features():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match=r"^features: the fitted Nystroem maps X to no feat"):
             model.fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "text"),
+    [
+        (1e23, 3, "100,000,000,000,000,000,000,000"),
+        (-1.234e25, 2, "-12,000,000,000,000,000,000,000,000"),
+        (6.561823337480043e20, 6, "656,182,000,000,000,000,000"),
+        (1640.3, 3, "1,640"),
+        (0.008372, 3, "0.00837"),
+    ],
+)
+def test_fmt_plain_prints_its_rounded_digits_for_large_values(value, digits, text):
+    # the rounded value went through a float, whose decimal expansion above 2**53 is not the
+    # rounded one: 1e23 printed as "99,999,999,999,999,991,611,392"
+    from kernelcourse.book.report import fmt_duration, fmt_plain
+
+    assert fmt_plain(value, digits) == text
+    assert fmt_duration(1e30) == "12,000,000,000,000,000,000,000,000 d"

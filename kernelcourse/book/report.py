@@ -16,6 +16,7 @@ import html
 import numbers
 import re
 import textwrap
+from decimal import Decimal
 
 import numpy as np
 
@@ -98,8 +99,10 @@ def fmt_plain(value, digits=3):
     value = float(value)
     if value == 0 or not np.isfinite(value):
         return fmt_sig(value)
-    rounded = float(f"{value:.{digits - 1}e}")
-    exponent = int(np.floor(np.log10(abs(rounded))))
+    # The rounded value as an exact decimal: formatted as a float, 1e23 (a binary fraction
+    # just below it) printed as "99,999,999,999,999,991,611,392".
+    rounded = Decimal(f"{value:.{digits - 1}e}")
+    exponent = rounded.adjusted()
     text = f"{rounded:,.{max(digits - 1 - exponent, 0)}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 
