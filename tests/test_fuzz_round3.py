@@ -83,3 +83,19 @@ def test_fmt_plain_prints_its_rounded_digits_for_large_values(value, digits, tex
 
     assert fmt_plain(value, digits) == text
     assert fmt_duration(1e30) == "12,000,000,000,000,000,000,000,000 d"
+
+
+def test_fmt_time_names_seconds_that_are_not_a_time():
+    # a string or None failed inside str.format ("Unknown format code 'f'"), and NaN,
+    # negative, complex and boolean values printed as times ("nan s", "1.000+1.000j s")
+    from kernelcourse.book.report import fmt_time
+
+    assert fmt_time(np.float32(0.5)) == "0.500 s"
+    assert fmt_time(2) == "2.000 s"
+    assert fmt_time(-0.0) == "0.000 s"
+    for bad in ["a", None, [1.0], np.array([1.0, 2.0]), 1 + 1j, True]:
+        with pytest.raises(TypeError, match="^seconds must be a real number"):
+            fmt_time(bad)
+    for bad in [np.nan, np.inf, -1.0]:
+        with pytest.raises(ValueError, match="^seconds must be finite and >= 0"):
+            fmt_time(bad)

@@ -76,7 +76,16 @@ def fmt_below(value, tol, digits=2):
 
 
 def fmt_time(seconds):
-    """A wall-clock time as "1.234 s"; the nbval sanitizer rewrites exactly this form."""
+    """A wall-clock time as "1.234 s"; the nbval sanitizer rewrites exactly this form.
+
+    ``seconds`` must be a finite real number >= 0 (a TypeError or ValueError names it
+    otherwise, as :func:`fmt_duration` does).
+    """
+    if isinstance(seconds, (bool, np.bool_)) or not isinstance(seconds, numbers.Real):
+        raise TypeError(f"seconds must be a real number, got {type(seconds).__name__}.")
+    seconds = float(seconds) + 0.0  # + 0.0: -0.0 prints as "0.000 s"
+    if not np.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"seconds must be finite and >= 0, got {seconds!r}.")
     return f"{seconds:.3f} s"
 
 
