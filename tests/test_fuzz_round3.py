@@ -99,3 +99,31 @@ def test_fmt_time_names_seconds_that_are_not_a_time():
     for bad in [np.nan, np.inf, -1.0]:
         with pytest.raises(ValueError, match="^seconds must be finite and >= 0"):
             fmt_time(bad)
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "match"),
+    [
+        ([1.0, np.nan, 3.0], [1.0, 2.0, 3.0], "x and y must be finite"),
+        ([1.0, 2.0, 3.0], [1.0, np.inf, 3.0], "x and y must be finite"),
+        ([2.0, 2.0, 2.0], [1.0, 2.0, 3.0], "x must hold at least two distinct values"),
+    ],
+)
+def test_fit_loglog_slope_names_inputs_it_cannot_fit(x, y, match):
+    # NaN, inf or one repeated x reached np.polyfit, which raised numpy's LinAlgError
+    # "SVD did not converge in Linear Least Squares"
+    from kernelcourse.book.plotting import fit_loglog_slope
+
+    with pytest.raises(ValueError, match=f"^{match}"):
+        fit_loglog_slope(x, y)
+    assert fit_loglog_slope([1, 2, 4], [1, 4, 16]) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("digits", [0, -1, np.nan, 2.5, "a", None, True])
+def test_fmt_sig_names_bad_digits(digits):
+    # digits reached str.format unchecked: "Format specifier missing precision"
+    from kernelcourse.book.report import fmt_sig
+
+    with pytest.raises(ValueError, match="^digits must be a positive integer"):
+        fmt_sig(1.2345, digits=digits)
+    assert fmt_sig(1.2345, digits=np.int64(2)) == "1.2"

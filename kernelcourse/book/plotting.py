@@ -117,8 +117,13 @@ def fit_loglog_slope(x, y):
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
         raise ValueError("x and y must be 1-D arrays of the same length >= 2.")
+    # NaN, inf or one repeated x made np.polyfit fail with "SVD did not converge"
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("x and y must be finite to fit a slope on log axes.")
     if np.any(x <= 0) or np.any(y <= 0):
         raise ValueError("x and y must be positive to fit a slope on log axes.")
+    if np.all(x == x[0]):
+        raise ValueError(f"x must hold at least two distinct values, got only {float(x[0])!r}.")
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 

@@ -52,6 +52,9 @@ def fmt_sig(value, digits=4):
         return "yes" if value else "no"
     if isinstance(value, numbers.Integral):
         return str(int(value))
+    # an unchecked digits failed inside str.format ("Format specifier missing precision")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}.")
     value = float(value)
     if value == 0 or not np.isfinite(value):
         return f"{value:g}"
