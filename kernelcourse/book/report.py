@@ -44,6 +44,22 @@ _NUMERIC = re.compile(
 _WRAP_FROM = 16
 
 
+def _check_digits(digits):
+    # an unchecked digits fails inside str.format ("Format specifier missing precision")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
+        raise ValueError(f"digits must be a positive integer, got {digits!r}.")
+
+
+def _checked_seconds(seconds):
+    """``seconds`` as a float, refused by name unless a finite real number >= 0."""
+    if isinstance(seconds, (bool, np.bool_)) or not isinstance(seconds, numbers.Real):
+        raise TypeError(f"seconds must be a real number, got {type(seconds).__name__}.")
+    seconds = float(seconds) + 0.0  # + 0.0: -0.0 prints as "0.000 s"
+    if not np.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"seconds must be finite and >= 0, got {seconds!r}.")
+    return seconds
+
+
 def fmt_sig(value, digits=4):
     """``value`` rounded to ``digits`` significant digits, as text stable across BLAS builds."""
     if isinstance(value, str):
@@ -52,9 +68,7 @@ def fmt_sig(value, digits=4):
         return "yes" if value else "no"
     if isinstance(value, numbers.Integral):
         return str(int(value))
-    # an unchecked digits failed inside str.format ("Format specifier missing precision")
-    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
-        raise ValueError(f"digits must be a positive integer, got {digits!r}.")
+    _check_digits(digits)
     value = float(value)
     if value == 0 or not np.isfinite(value):
         return f"{value:g}"
@@ -84,12 +98,7 @@ def fmt_time(seconds):
     ``seconds`` must be a finite real number >= 0 (a TypeError or ValueError names it
     otherwise, as :func:`fmt_duration` does).
     """
-    if isinstance(seconds, (bool, np.bool_)) or not isinstance(seconds, numbers.Real):
-        raise TypeError(f"seconds must be a real number, got {type(seconds).__name__}.")
-    seconds = float(seconds) + 0.0  # + 0.0: -0.0 prints as "0.000 s"
-    if not np.isfinite(seconds) or seconds < 0:
-        raise ValueError(f"seconds must be finite and >= 0, got {seconds!r}.")
-    return f"{seconds:.3f} s"
+    return f"{_checked_seconds(seconds):.3f} s"
 
 
 def fmt_plain(value, digits=3):
@@ -106,8 +115,7 @@ def fmt_plain(value, digits=3):
         return f"{int(value):,}"
     if not isinstance(value, numbers.Real):
         raise TypeError(f"value must be a real number, got {type(value).__name__}.")
-    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
-        raise ValueError(f"digits must be a positive integer, got {digits!r}.")
+    _check_digits(digits)
     value = float(value)
     if value == 0 or not np.isfinite(value):
         return fmt_sig(value)
@@ -138,13 +146,8 @@ def fmt_duration(seconds, digits=2):
     wall-clock times keep :func:`fmt_time`: the nbval sanitizer masks exactly that form, and
     this one only in seconds, milliseconds, microseconds and minutes.
     """
-    if isinstance(seconds, (bool, np.bool_)) or not isinstance(seconds, numbers.Real):
-        raise TypeError(f"seconds must be a real number, got {type(seconds).__name__}.")
-    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
-        raise ValueError(f"digits must be a positive integer, got {digits!r}.")
-    seconds = float(seconds)
-    if not np.isfinite(seconds) or seconds < 0:
-        raise ValueError(f"seconds must be finite and >= 0, got {seconds!r}.")
+    seconds = _checked_seconds(seconds)
+    _check_digits(digits)
     if seconds == 0:
         return "0 s"
     # Choose the unit after rounding, so that 119.6 s becomes "2 min", not "120 s".
