@@ -127,3 +127,19 @@ def test_fmt_sig_names_bad_digits(digits):
     with pytest.raises(ValueError, match="^digits must be a positive integer"):
         fmt_sig(1.2345, digits=digits)
     assert fmt_sig(1.2345, digits=np.int64(2)) == "1.2"
+
+
+@pytest.mark.parametrize("value", [None, 1 + 2j, [1.0], object()])
+def test_table_names_the_cell_it_cannot_print(value):
+    # a None cell failed inside float() with "float() argument must be ... not 'NoneType'",
+    # naming neither the row nor the column
+    from decimal import Decimal
+
+    from kernelcourse.book.report import Table, fmt_sig
+
+    with pytest.raises(TypeError, match=r"^row 1, column 'err': a cell must be text"):
+        Table([["a", 0.5], ["b", value]], ["name", "err"])
+    with pytest.raises(TypeError, match="^value must be text, a boolean or a real number"):
+        fmt_sig(value)
+    table = Table([["a", 0.5], ["b", "–"], ["c", Decimal("0.25")]], ["name", "err"])
+    assert [row[1] for row in table.cells] == ["0.5", "–", "0.25"]

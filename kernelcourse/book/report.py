@@ -62,12 +62,18 @@ def _checked_seconds(seconds):
 
 def fmt_sig(value, digits=4):
     """``value`` rounded to ``digits`` significant digits, as text stable across BLAS builds."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()  # a reduction such as np.sum(x, axis=None, keepdims=False)
     if isinstance(value, str):
         return value
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, numbers.Integral):
         return str(int(value))
+    if not isinstance(value, (numbers.Real, Decimal)):
+        raise TypeError(
+            f"value must be text, a boolean or a real number, got {type(value).__name__}."
+        )
     _check_digits(digits)
     value = float(value)
     if value == 0 or not np.isfinite(value):
@@ -196,7 +202,9 @@ class Table:
         Cell values. Integers get thousands separators (1,000). Floats get ``digits``
         significant digits; in a column of measured values (one that those digits do not
         write exactly), trailing zeros are kept, so that every entry shows the same precision.
-        Text is printed as it is, booleans as yes/no.
+        Text is printed as it is, booleans as yes/no. Any other value (None, a complex number)
+        is refused with a TypeError naming its row and column: write a missing entry as text,
+        such as ``"–"`` or ``"not run"``, so the table says why it is missing.
     headers : sequence of str
     title : str, optional
     digits : int
@@ -205,12 +213,24 @@ class Table:
 
     def __init__(self, rows, headers, *, title=None, digits=4):
         headers = [str(h) for h in headers]
-        rows = [list(row) for row in rows]
+        # a 0-d array (what some reductions return) is its one value
+        rows = [
+            [v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v for v in row]
+            for row in rows
+        ]
         for i, row in enumerate(rows):
             if len(row) != len(headers):
                 raise ValueError(
                     f"row {i} has {len(row)} cells but there are {len(headers)} headers."
                 )
+        for i, row in enumerate(rows):
+            for header, value in zip(headers, row, strict=True):
+                if not isinstance(value, (str, numbers.Real, Decimal)):
+                    raise TypeError(
+                        f"row {i}, column {header!r}: a cell must be text, a boolean or a real "
+                        f"number, got {type(value).__name__} ({value!r}); write a missing "
+                        "entry as text, such as '–'."
+                    )
         measured = [_is_measured([row[j] for row in rows], digits) for j in range(len(headers))]
         cells = [
             [_fmt_cell(v, digits, keep) for v, keep in zip(row, measured, strict=True)]
