@@ -263,6 +263,29 @@ def cast_for_kernel(X, dtype, shift_invariant, name="X", *, xp=None):
     return cast_to(X - mean if centred else X, dtype, name, xp=xp), centred
 
 
+def entry_variance(X):
+    """The variance of all the entries of ``X`` (numpy, sparse, an array-API tensor or a dask
+    array), as scikit-learn's ``gamma="scale"`` takes it, as a pair ``(v, m)``: the variance
+    is v·m², with m = max |X_ij| (1 for an X of zeros), so that it neither overflows nor
+    underflows at any scale of X. Both are Python floats."""
+    if scipy.sparse.issparse(X):
+        m = float(abs(X).max()) if X.nnz else 0.0
+        m = m if m > 0 else 1.0
+        A = X / m
+        mean = float(A.mean())
+        return max(float(A.multiply(A).mean()) - mean * mean, 0.0), m
+    if isinstance(X, np.ndarray):
+        xp, X = np, X.astype(np.float64, copy=False)
+    else:
+        import array_api_compat
+
+        # (a dask array is computed here, in two passes over its chunks)
+        xp = array_api_compat.array_namespace(X)
+    m = float(xp.max(xp.abs(X))) if X.shape[0] * X.shape[1] else 0.0
+    m = m if m > 0 else 1.0
+    return float(xp.var(X / m)), m
+
+
 def check_count(value, name, minimum=1):
     """Return ``value`` as an int after checking it is an integer >= ``minimum`` (no bools)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):

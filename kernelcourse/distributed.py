@@ -350,7 +350,7 @@ class DaskNystroemKRR(NystroemKRR):
         if X.dtype != np.float32:  # as validate_data gives NystroemKRR
             X = X.astype(np.float64)
         n, d = X.shape
-        kernel = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
+        kernel = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d, X=X)
         # as NystroemKRR: float64 data going to float32 for a shift-invariant kernel are
         # centred first (data far from the origin keep their digits), and entries beyond the
         # dtype's range are refused by name

@@ -41,6 +41,7 @@ from ._validation import (
     check_nonnegative,
     check_positive,
     check_same_features,
+    entry_variance,
     finite_gram,
 )
 
@@ -1384,17 +1385,43 @@ def is_psd(K, tol=1e-10):
 KERNEL_NAMES = ("rbf", "laplacian", "matern", "polynomial", "linear", "cosine")
 
 
-def resolve_kernel(kernel, *, gamma=None, n_features=None, **kernel_params):
+def scale_gamma(X, n_features):
+    """γ = 1 / (n_features · Var X) for ``gamma="scale"``; 1 where the variance is 0."""
+    if X is None or n_features is None:
+        raise ValueError('gamma="scale" needs the training data X and its n_features.')
+    # Var X = v·m², m = max |X_ij|: γ = 1 / (n_features · v · m²), formed without squaring m
+    v, m = entry_variance(X)
+    if not (np.isfinite(v) and np.isfinite(m)):
+        raise ValueError('gamma="scale" needs the variance of X, but X holds NaN or infinity.')
+    if v <= 0:  # a constant X: scikit-learn's choice
+        return 1.0
+    with np.errstate(over="ignore", under="ignore"):
+        gamma = float(np.float64(1.0 / m) / (n_features * v) / m)
+    if not 0 < gamma < np.inf:
+        raise ValueError(
+            f'gamma="scale" is 1 / (n_features · Var X), but with Var X = {v:.3g} · {m:.3g}² '
+            f"γ {'overflows' if gamma else 'underflows to 0'} in floating point; rescale X "
+            "or pass a number for gamma."
+        )
+    return gamma
+
+
+def resolve_kernel(kernel, *, gamma=None, n_features=None, X=None, **kernel_params):
     """Turn an estimator's ``kernel=`` argument into a :class:`Kernel`.
 
     Parameters
     ----------
     kernel : str or Kernel
         One of :data:`KERNEL_NAMES` or a kernel object (returned unchanged).
-    gamma : float or None
-        γ for "rbf", "laplacian" and "polynomial"; None means 1 / n_features as in scikit-learn.
+    gamma : float, "scale" or None
+        γ for "rbf", "laplacian" and "polynomial"; None means 1 / n_features as in scikit-learn's
+        ``KernelRidge`` and ``Nystroem``, and "scale" means 1 / (n_features · Var X), the
+        variance of all the entries of the training data, as in its ``SVC`` and
+        ``RBFSampler`` (1 where that variance is 0).
     n_features : int >= 1 or None
         Input dimension, used for the default γ.
+    X : array-like or None
+        The training data, read only for ``gamma="scale"``.
     **kernel_params
         Further parameters of the named kernel (``nu``, ``length_scale``, ``degree``,
         ``coef0``, ``A``).
@@ -1417,6 +1444,12 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, **kernel_params):
     name = {"poly": "polynomial", "gaussian": "rbf"}.get(kernel.lower(), kernel.lower())
     if n_features is not None:
         n_features = check_count(n_features, "n_features")
+    if isinstance(gamma, str):
+        if gamma != "scale":
+            raise ValueError(f'gamma must be a number > 0, "scale" or None, got {gamma!r}.')
+        if name not in ("rbf", "laplacian", "polynomial"):
+            raise ValueError(f"gamma does not apply to the {name!r} kernel; leave it as None.")
+        gamma = scale_gamma(X, n_features)
     if gamma is None and name in ("rbf", "laplacian", "polynomial"):
         gamma = 1.0 / n_features if n_features else 1.0
     try:

@@ -770,10 +770,11 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     kernel : str or Kernel, default="rbf"
         A name from :data:`kernelcourse.kernels.KERNEL_NAMES` or any kernel object (sums,
         products, scaled kernels, ...).
-    gamma : float > 0, array-like of shape (n_features,) or None, default=None
+    gamma : float > 0, "scale", array-like of shape (n_features,) or None, default=None
         γ of a named "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features, as
-        in scikit-learn. An array gives the RBF kernel one γ_k per feature. Must stay None
-        when ``kernel`` is an object.
+        in scikit-learn, and "scale" 1 / (n_features · Var X), the variance of all the entries
+        of X (as scikit-learn's ``SVC``). An array gives the RBF kernel one γ_k per feature.
+        Must stay None when ``kernel`` is an object.
     lam : float >= 0, default=1.0
         The ridge λ. scikit-learn's ``KernelRidge(alpha=λ)`` is the same model.
     kernel_params : dict or None, default=None
@@ -840,7 +841,12 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
+        "gamma": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"scale"}),
+            "array-like",
+            None,
+        ],
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "kernel_params": [dict, None],
         "dtype": [type, np.dtype],
@@ -853,11 +859,12 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         self.kernel_params = kernel_params
         self.dtype = dtype
 
-    def _resolve(self, n_features):
+    def _resolve(self, X):
         return resolve_kernel(
             self.kernel,
             gamma=self.gamma,
-            n_features=n_features,
+            n_features=X.shape[1],
+            X=X,
             **kernel_params_of(self.kernel_params),
         )
 
@@ -889,7 +896,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
             X, y = validate_data(
                 self, X, y, multi_output=True, y_numeric=True, dtype=[widest, xp.float32]
             )
-            self.kernel_ = self._resolve(X.shape[1])
+            self.kernel_ = self._resolve(X)
             X_in = X
             X, centred = cast_for_kernel(X, dtype, self.kernel_.shift_invariant, xp=xp)
             y = xp.astype(_array_api.move(y, xp, device), widest, copy=False)
@@ -916,7 +923,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         X, y = validate_data(
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
         )
-        self.kernel_ = self._resolve(X.shape[1])
+        self.kernel_ = self._resolve(X)
         X_in = X
         X, centred = cast_for_kernel(X, dtype, self.kernel_.shift_invariant)
         self.X_fit_ = X_in if centred else X  # predict evaluates against these points

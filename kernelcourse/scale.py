@@ -204,7 +204,12 @@ _HOST_BLOCK_MB = 256
 class _BaseNystroemKRR(BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
+        "gamma": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"scale"}),
+            "array-like",
+            None,
+        ],
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_components": [count_constraint()],
         "max_iter": [count_constraint()],
@@ -349,6 +354,8 @@ class _BaseNystroemKRR(BaseEstimator):
 
     def _fit_targets(self, X, Y, sw=None, xp=None):
         n, d = X.shape
+        # before the weights' support is taken: gamma="scale" reads all of X, as SVC does
+        self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d, X=X)
         rng = check_random_state(self.random_state)
         M = check_count(self.n_components, "n_components")  # True reached rng.choice
         support = None
@@ -372,7 +379,6 @@ class _BaseNystroemKRR(BaseEstimator):
                 stacklevel=3,
             )
             M = n
-        self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, n_features=d)
         progress = Progress(f"{type(self).__name__}.fit", self.verbose)
         callback = _progress_callback(self.callback, self.verbose, progress, self.tol)
         if xp is not None:  # array-API input: blocks, preconditioner and CG on X's device
@@ -641,8 +647,10 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     ----------
     kernel : str or Kernel, default="rbf"
         A name from :data:`kernelcourse.kernels.KERNEL_NAMES` or a kernel object.
-    gamma : float > 0, array-like of shape (n_features,) or None
-        γ of a named kernel; None means 1 / n_features. For the RBF kernel, an array gives
+    gamma : float > 0, "scale", array-like of shape (n_features,) or None
+        γ of a named kernel; None means 1 / n_features and "scale" 1 / (n_features · Var X),
+        the variance of all the entries of X (as scikit-learn's ``SVC``; with sample weights,
+        of all the rows, as there). For the RBF kernel, an array gives
         one :math:`\gamma_k` per feature (the ARD kernel of :class:`~kernelcourse.kernels.RBF`).
     lam : float > 0, default=1e-6
         Regularisation λ (per-sample scaling: the penalty is λ n αᵀK_MMα).

@@ -794,8 +794,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         :class:`kernelcourse.kernels.Kernel` object, or "precomputed" (then ``X`` in ``fit``
         is the Gram matrix K(X, X) and in ``predict`` the block K(X_test, X_train); useful
         for kernels on strings).
-    gamma : float > 0 or None, default=None
-        γ of named kernels; None means 1 / n_features.
+    gamma : float > 0, "scale" or None, default=None
+        γ of the "rbf", "laplacian" and "polynomial" kernels; None means 1 / n_features and
+        "scale" 1 / (n_features · Var X), the variance of all the entries of X, as ``SVC``.
     C : float > 0, default=1.0
         Box bound C of the dual (penalty on margin violations); ``np.inf`` for hard margin,
         which needs classes separable by the kernel (otherwise the dual is unbounded: SMO
@@ -873,7 +874,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     * default γ: ``gamma=None`` means 1 / n_features (the lectures' choice, and scikit-learn's
       ``KernelRidge`` and ``Nystroem``), where ``SVC`` defaults to ``gamma="scale"``,
-      1 / (n_features · X.var()). Pass ``gamma=1 / (X.shape[1] * X.var())`` to match it.
+      1 / (n_features · X.var()); pass ``gamma="scale"`` to match it.
     * ``kernel="polynomial"`` is :math:`(\gamma x^Ty + c_0)^p` with degree p = 2 and
       :math:`c_0 = 1` by default (``kernel_params``), where ``SVC`` uses degree 3 and
       coef0 = 0; the lectures' examples are quadratic, and :math:`c_0 \ge 0` keeps the
@@ -912,7 +913,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian", "precomputed"}), Kernel],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
         "C": [Interval(Real, 0, None, closed="right")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [count_constraint(), None],
@@ -1001,7 +1002,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         else:
             params = kernel_params_of(self.kernel_params)
             self.kernel_ = resolve_kernel(
-                self.kernel, gamma=self.gamma, n_features=X.shape[1], **params
+                self.kernel, gamma=self.gamma, n_features=X.shape[1], X=X, **params
             )
             # in float: an integer cache_size of a small dtype (np.int8) overflows times 2**20
             cache_bytes = float(self.cache_size) * 2**20

@@ -107,14 +107,13 @@ def test_rbf_sampler_dtype_equivalence():
 
 
 def test_rbf_sampler_gamma_scale():
-    """Ports ``test_rbf_sampler_gamma_scale``. Deliberate, documented difference (Notes of
-    RandomFourierFeatures): there is no ``gamma="scale"``; ``gamma=None`` means
-    1 / n_features. The string is refused by parameter validation, naming gamma."""
+    """Ports ``test_rbf_sampler_gamma_scale``: ``gamma="scale"`` is 1 / (n_features · Var X).
+    Documented difference (Notes of RandomFourierFeatures): the default, ``gamma=None``,
+    means 1 / n_features."""
     X, y = [[0.0], [1.0]], [0, 1]
-    rff = RandomFourierFeatures().fit(X, y)
-    assert rff.kernel_.gamma == pytest.approx(1.0)
-    with pytest.raises(ValueError, match="gamma"):
-        RandomFourierFeatures(gamma="scale").fit(X, y)
+    rff = RandomFourierFeatures(gamma="scale").fit(X, y)
+    assert rff.kernel_.gamma == pytest.approx(4)
+    assert RandomFourierFeatures().fit(X, y).kernel_.gamma == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("Estimator", FEATURE_MAPS, ids=lambda e: e.__name__)
@@ -1216,9 +1215,15 @@ def test_probability():
 
 
 def test_gamma_scale():
-    """Ports ``test_gamma_scale``. Deliberate, documented difference (Notes of KernelSVC):
-    gamma=None means 1 / n_features, not scikit-learn's "scale" (4 on this data)."""
-    clf = KernelSVC().fit([[0.0], [1.0]], [0, 1])
+    """Ports ``test_gamma_scale``: ``gamma="scale"`` is 4 on this data. Documented difference
+    (Notes of KernelSVC): the default, ``gamma=None``, means 1 / n_features."""
+    X, y = [[0.0], [1.0]], [0, 1]
+    clf = KernelSVC(gamma="scale").fit(X, y)
+    assert clf.kernel_.gamma == pytest.approx(4)
+    assert KernelSVC().fit(X, y).kernel_.gamma == pytest.approx(1.0)
+
+    # X.var() being 0 should not raise an error
+    clf.set_params(gamma="scale").fit([[1.0], [1.0]], y)
     assert clf.kernel_.gamma == pytest.approx(1.0)
 
 

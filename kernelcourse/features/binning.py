@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
@@ -44,6 +44,7 @@ from .._validation import (
     check_positive,
     validate_data,
 )
+from ..kernels import scale_gamma
 
 __all__ = ["RandomBinningFeatures", "BinCodes"]
 
@@ -97,9 +98,11 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     Parameters
     ----------
-    gamma : float > 0, array-like of shape (n_features,) or None, default=None
-        γ of the Laplacian kernel; None means 1 / n_features. An array gives each feature its
-        own γ_k, the kernel :math:`e^{-\sum_k \gamma_k |x_k - y_k|}`.
+    gamma : float > 0, "scale", array-like of shape (n_features,) or None, default=None
+        γ of the Laplacian kernel; None means 1 / n_features and "scale" 1 / (n_features ·
+        Var X), the variance of all the entries of X (as scikit-learn's ``RBFSampler``). An
+        array gives each feature its own γ_k, the kernel
+        :math:`e^{-\sum_k \gamma_k |x_k - y_k|}`.
     n_grids : int >= 1, default=50
         Number P of independent grids; the error of :math:`z^T z` falls like :math:`1/\sqrt P`.
     random_state : int, RandomState instance or None, default=None
@@ -147,7 +150,12 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     """
 
     _parameter_constraints: dict = {
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
+        "gamma": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"scale"}),
+            "array-like",
+            None,
+        ],
         "n_grids": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -202,7 +210,10 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         X = validate_data(self, X, dtype=np.float64)
         rng = check_random_state(self.random_state)
         d = X.shape[1]
-        gamma = self.gamma if self.gamma is not None else 1.0 / d
+        if isinstance(self.gamma, str):  # "scale", as parameter validation lets through
+            gamma = scale_gamma(X, d)
+        else:
+            gamma = self.gamma if self.gamma is not None else 1.0 / d
         if np.ndim(gamma) == 0:
             self.gamma_ = check_positive(gamma, "gamma")  # "array-like" also lets {} through
         else:

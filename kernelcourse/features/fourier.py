@@ -180,8 +180,9 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     ----------
     kernel : {"rbf", "laplacian", "matern"} or Kernel, default="rbf"
         Shift-invariant kernel: RBF, Laplacian, Matern or a positive multiple ``c * k``.
-    gamma : float > 0 or None, default=None
-        γ of the RBF and Laplacian kernels; None means 1 / n_features.
+    gamma : float > 0, "scale" or None, default=None
+        γ of the RBF and Laplacian kernels; None means 1 / n_features and "scale"
+        1 / (n_features · Var X), the variance of all the entries of X (as ``RBFSampler``).
     n_components : int >= 1, default=100
         Number D of output features (even for ``map="cossin"``).
     map : {"cos", "cossin", "complex"}, default="cos"
@@ -248,7 +249,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
       scikit-learn checks that refit with ``n_components=1`` are therefore expected to fail
       for that map (and only for it).
     * default γ: ``gamma=None`` means 1 / n_features (as scikit-learn's ``Nystroem`` and
-      ``KernelRidge``), where ``RBFSampler`` defaults to γ = 1.
+      ``KernelRidge``), where ``RBFSampler`` defaults to γ = 1; ``gamma="scale"`` is the
+      same as ``RBFSampler``'s.
     * float32 input stays float32 (so does ``RBFSampler``); a fixed ``dtype`` makes every
       output that dtype, and the ``preserves_dtype`` tag then lists only it.
     * dense input only: a scipy sparse X is refused with a TypeError that names X (random
@@ -278,7 +280,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions({"rbf", "gaussian", "laplacian", "matern"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "map": [StrOptions(set(MAPS))],
         "sampling": [StrOptions(set(SAMPLINGS))],
@@ -346,7 +348,9 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         xp = namespace_of(X)
         if xp is not None:  # array-API input: the draws are made on the host, as below
             X = validate_data(self, X, dtype=[xp.float64, xp.float32])
-            self._fit_host(devices.host_copy(X, whole=self.sampling == "leverage"))
+            # leverage scores and gamma="scale" read the data; other fits only draw numbers
+            whole = self.sampling == "leverage" or self.gamma == "scale"
+            self._fit_host(devices.host_copy(X, whole=whole))
             fitted = {name: getattr(self, name) for name in ("omega_", "offset_", "weights_")}
             moved = devices.to_device(fitted, xp, device_of(X))
             # to_device widens floats to the device's widest; keep the compute dtype, as the
@@ -385,6 +389,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 self.kernel,
                 gamma=self.gamma,
                 n_features=n_features,
+                X=X,
                 **kernel_params_of(self.kernel_params),
             )
         except TypeError as err:

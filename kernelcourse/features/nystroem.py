@@ -187,9 +187,10 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     ----------
     kernel : str or Kernel, default="rbf"
         One of ``kernelcourse.kernels.KERNEL_NAMES`` or a :class:`~kernelcourse.kernels.Kernel`.
-    gamma : float > 0, array-like of shape (n_features,) or None, default=None
-        γ of the "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features. An
-        array gives the RBF kernel one γ_k per feature.
+    gamma : float > 0, "scale", array-like of shape (n_features,) or None, default=None
+        γ of the "rbf", "laplacian" or "polynomial" kernel; None means 1 / n_features and
+        "scale" 1 / (n_features · Var X), the variance of all the entries of X (as
+        scikit-learn's ``SVC``). An array gives the RBF kernel one γ_k per feature.
     n_components : int >= 1, default=100
         Number m of landmarks. If m > N, m = N is used (with a warning).
     rank : int >= 1 or None, default=None
@@ -287,7 +288,12 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
+        "gamma": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"scale"}),
+            "array-like",
+            None,
+        ],
         "n_components": [count_constraint()],
         "rank": [count_constraint(), None],
         "sampling": [StrOptions({"uniform", "leverage"})],
@@ -317,11 +323,12 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self.random_state = random_state
         self.kernel_params = kernel_params
 
-    def _resolve_kernel(self, n_features):
+    def _resolve_kernel(self, X):
         return resolve_kernel(
             self.kernel,
             gamma=self.gamma,
-            n_features=n_features,
+            n_features=X.shape[1],
+            X=X,
             **kernel_params_of(self.kernel_params),
         )
 
@@ -349,7 +356,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self._validate_params()
         if xp is not None:
             X = validate_data(self, X, dtype=[xp.float64, xp.float32])
-            kernel = self._resolve_kernel(X.shape[1])
+            kernel = self._resolve_kernel(X)
             rng = check_random_state(self.random_state)
             fitted = devices.nystroem_fit(self, X, xp, rng, kernel, RankDeficiencyWarning)
             vars(self).update(fitted)
@@ -360,7 +367,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         """:meth:`fit` on numpy (or array-like) X."""
         self._validate_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        kernel = self._resolve_kernel(X.shape[1])
+        kernel = self._resolve_kernel(X)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         m = self.n_components
