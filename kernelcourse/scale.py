@@ -1042,7 +1042,9 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         solve."""
         self._reset()
         self._validate_params()  # block_size is used before partial_fit checks it
-        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True)
+        X, y = validate_data(
+            self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
+        )
         names = vars(self).get("feature_names_in_")  # the blocks below are plain arrays
         for start in range(0, len(X), self.block_size):
             self._partial_fit(
@@ -1081,7 +1083,15 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         if first:
             self._validate_params()
         check_fit_input(X, y, regression=True)
-        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, reset=first)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            multi_output=True,
+            y_numeric=True,
+            reset=first,
+            dtype=[np.float64, np.float32],
+        )
         Y = np.asarray(y, dtype=np.float64)
         if first:
             self._single_output = Y.ndim == 1
@@ -1171,7 +1181,7 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     def predict(self, X):
         """w·ψ(x) + b."""
         check_is_fitted(self, "n_samples_seen_")
-        X = validate_data(self, X, reset=False)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         coef, intercept = self.coef_, self.intercept_
         Z = refuse_complex_features(self.features_.transform(X))
         Z = sp.csr_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, np.float64)

@@ -579,7 +579,8 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """One SGD pass over the rows of an in-memory X (use :meth:`partial_fit` to stream)."""
         self._forget()
-        _, labels = validate_data(self, X, y)
+        # as partial_fit reads X: numbers as text ('1.5') are read, as scikit-learn's SGD does
+        _, labels = validate_data(self, X, y, dtype=[np.float64, np.float32])
         check_labels(labels)
         # the original X, so that partial_fit records its feature names
         return self.partial_fit(X, y, classes=np.unique(labels))

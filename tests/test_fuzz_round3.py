@@ -143,3 +143,28 @@ def test_table_names_the_cell_it_cannot_print(value):
         fmt_sig(value)
     table = Table([["a", 0.5], ["b", "–"], ["c", Decimal("0.25")]], ["name", "err"])
     assert [row[1] for row in table.cells] == ["0.5", "–", "0.25"]
+
+
+@pytest.mark.parametrize("name", ["StreamingFeatureRidge", "FeatureSGDClassifier"])
+def test_streaming_models_read_numbers_given_as_text(name):
+    # they refused X = [["1.0", "2.0"], ...] ("dtype='numeric' is not compatible with arrays
+    # of bytes/strings") where FeatureRidge, KernelRidge and scikit-learn's Ridge and
+    # SGDClassifier read it as numbers
+    from kernelcourse.features import RandomFourierFeatures
+    from kernelcourse.scale import StreamingFeatureRidge
+    from kernelcourse.sgd import FeatureSGDClassifier
+
+    X = np.array([["1.0", "2.0"], ["3.0", "4.0"], ["0.5", "1.5"], ["2", "1"]])
+    y = np.array([0, 1, 0, 1])
+
+    def model():
+        features = RandomFourierFeatures(n_components=4, random_state=0)
+        if name == "StreamingFeatureRidge":
+            return StreamingFeatureRidge(features)
+        return FeatureSGDClassifier(features, random_state=0)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a small problem: convergence is not the point
+        text = model().fit(X, y).predict(X)
+        numbers = model().fit(X.astype(float), y).predict(X.astype(float))
+    np.testing.assert_array_equal(text, numbers)
