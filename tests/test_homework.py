@@ -652,6 +652,84 @@ def test_self_check_fails_helpfully_on_a_wrong_answer(key, capsys):
     assert hint in out, f"expected the hint to mention {hint!r}:\n{out}"
 
 
+def _box_fixed_steps(Z, y, C, tol):
+    """Projected gradient for a fixed number of steps, as chapter 7's box_erm: tol is ignored."""
+    n, q = Z.shape
+    step, alpha = n / np.linalg.norm(Z, 2) ** 2, np.zeros(q)
+    for _ in range(20_000):
+        alpha = np.clip(alpha - step * Z.T @ (Z @ alpha - y) / n, -C / q, C / q)
+    return alpha, 20_000
+
+
+def test_hw9_q2_fails_a_solver_that_ignores_tol(capsys):
+    with pytest.raises(AssertionError, match=r"hw9\.q2: 1 of 3 checks failed"):
+        check.hw9.q2(_box_fixed_steps, seed=0)
+    out = capsys.readouterr().out
+    assert "the loose tolerance should stop sooner" in out and "box_erm" in out
+
+
+def _cv_mean_of_fold_errors(G, c, s, n, lams):
+    """The mean of the k per-fold mean squared errors instead of the sum over all rows / n."""
+    k, D = c.shape
+    errors, W = np.zeros(len(lams)), np.zeros((len(lams), k, D))
+    for f in range(k):
+        for j, lam in enumerate(lams):
+            w = np.linalg.solve(
+                G.sum(0) - G[f] + lam * (n.sum() - n[f]) * np.eye(D), c.sum(0) - c[f]
+            )
+            W[j, f] = w
+            errors[j] += (s[f] - 2 * c[f] @ w + w @ G[f] @ w) / n[f] / k
+    return errors, W
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hw7_q2_fails_the_mean_of_per_fold_errors(seed, capsys):
+    with pytest.raises(AssertionError, match=r"hw7\.q2: 1 of 3 checks failed"):
+        check.hw7.q2(_cv_mean_of_fold_errors, seed=seed)
+    assert "divide the sum over the folds by the number of rows" in capsys.readouterr().out
+
+
+def _libsvm_pair_step(alpha, K, y, C, i, j):
+    """LIBSVM's rule for a_ij <= 0, a tiny positive curvature: a step to the end of the segment
+    that the slope points to, which is not always the better end."""
+    beta = np.array(alpha, dtype=float) * y
+    lo = max(-C * (y[i] < 0) - beta[i], beta[j] - C * (y[j] > 0))
+    hi = min(C * (y[i] > 0) - beta[i], beta[j] + C * (y[j] < 0))
+    slope = (y[i] - K[i] @ beta) - (y[j] - K[j] @ beta)
+    t = min(max(slope / max(K[i, i] + K[j, j] - 2 * K[i, j], 1e-12), lo), hi)
+    beta[i] += t
+    beta[j] -= t
+    return np.clip(beta * y, 0.0, C)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hw4_q2_fails_a_step_that_follows_the_slope_for_negative_curvature(seed, capsys):
+    with pytest.raises(AssertionError, match=r"hw4\.q2: 1 of 5 checks failed"):
+        check.hw4.q2(_libsvm_pair_step, seed=seed)
+    assert "against the slope" in capsys.readouterr().out
+
+
+def test_hw3_q2_fails_a_cauchy_law_of_scale_one_over_gamma(capsys):
+    from scipy import special
+
+    path = next(p for p in SOLUTIONS if p.name.startswith("hw3_"))
+    halton = _solution_functions(path)["scrambled_halton"]
+
+    def gamma_as_a_length_scale(X, D, kernel, gamma, rng):
+        U = halton(D, X.shape[1], rng)
+        if kernel == "rbf":
+            Omega = np.sqrt(2 * gamma) * special.ndtri(U)
+        else:  # Cauchy(0, 1/γ): right at γ = 1 only
+            Omega = np.tan(np.pi * (U - 0.5)) / gamma
+        T = X @ Omega.T
+        return np.hstack([np.cos(T), np.sin(T)]) / np.sqrt(D)
+
+    for seed in range(3):
+        with pytest.raises(AssertionError, match=r"hw3\.q2: 1 of 5 checks failed"):
+            check.hw3.q2(gamma_as_a_length_scale, seed=seed)
+        assert "laplacian, γ = " in capsys.readouterr().out
+
+
 def test_self_check_passes_stubs_through_and_wants_a_function():
     def stub(*args):
         raise NotImplementedError()

@@ -216,17 +216,21 @@ def q2(student_qmc_features, *, seed=None):
             close(Zs @ Zs.T, Z @ Z.T, rtol=0, atol=1e-8, what=f"{kernel}: ΨΨᵀ after a shift")
 
     @c.test(
-        "ψ(x)ᵀψ(y) approaches K(x, y) at D = 4096, for the RBF and the Laplacian kernel",
+        "ψ(x)ᵀψ(y) approaches K(x, y) at D = 4096, for the RBF and the Laplacian kernel, "
+        "at a small and a large γ",
         "per coordinate, the inverse CDF of the kernel's spectral law: N(0, 2γ) for "
         "exp(−γ‖δ‖²), Cauchy with scale γ for exp(−γ‖δ‖₁) (Bochner, chapter 5).",
     )
     def _():
         X = rng.uniform(-1.5, 1.5, size=(8, 2))
         for kernel, k in KERNELS.items():
-            gamma = float(rng.uniform(0.3, 1.5))
-            Z = features(X, 4096, kernel, gamma, int(rng.integers(2**31)))
-            # Monte Carlo would be off by about 0.02 here; QMC by much less
-            close(Z @ Z.T, k(gamma=gamma)(X), rtol=0, atol=0.05, what=f"{kernel}: ΨΨᵀ")
+            # one γ below 1/2 and one above 1, so that a law with the scale 1/γ or 1/(2γ) in
+            # place of γ cannot pass where the two coincide
+            for gamma in (float(rng.uniform(0.3, 0.45)), float(rng.uniform(1.2, 1.8))):
+                Z = features(X, 4096, kernel, gamma, int(rng.integers(2**31)))
+                what = f"{kernel}, γ = {gamma:.2f}: ΨΨᵀ"
+                # Monte Carlo would be off by about 0.02 here; QMC by much less
+                close(Z @ Z.T, k(gamma=gamma)(X), rtol=0, atol=0.05, what=what)
 
     @c.test(
         "beats Monte Carlo: at D = 256 in 2-D (RBF) the mean error over 12 draws is below "

@@ -4,9 +4,10 @@ are not positive semi-definite, the shrinking rule, and SMO with shrinking and
 unshrinking.
 
 The checks test properties, not agreement with a solver: the step must be feasible and
-never lose objective (and be the best point on its line when the kernel is positive
-definite), the shrinking rule must set aside exactly the variables at a bound that
-belong to no violating pair, and the solver's α must satisfy the KKT conditions. LIBSVM
+never lose objective, and be the best point on its line when the kernel is positive
+definite and when, for a pair with a_ij < 0, the best end lies against the slope; the
+shrinking rule must set aside exactly the variables at a bound that belong to no
+violating pair, and the solver's α must satisfy the KKT conditions. LIBSVM
 (scikit-learn's ``SVC``) only provides the partly solved problems that the shrinking
 check starts from; it may not be called from the student's code.
 """
@@ -164,6 +165,35 @@ def q1(student_duality_gap, *, seed=None):
     c.finish()
 
 
+def _against_the_slope(rng, C, n=16, count=4, tries=5000):
+    """A random symmetric K, labels, and ``count`` cases (α, i, j) with a_ij < −1 whose best
+    point on the segment is the end against the slope, by a clear margin: the start lies near
+    one end of the segment and the far end wins."""
+    B = rng.normal(size=(n, n))
+    K = (B + B.T) / 2
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    d = np.diag(K)
+    pairs = np.argwhere(np.triu(d[:, None] + d[None, :] - 2.0 * K < -1.0, 1))
+    cases = []
+    for _ in range(tries):
+        i, j = (int(t) for t in pairs[rng.integers(len(pairs))][rng.permutation(2)])
+        alpha = _feasible_alpha(rng, y, C)
+        lo, hi = _segment(alpha, y, C, i, j)
+        t0 = lo + float(rng.choice([0.05, 0.95])) * (hi - lo)
+        beta = alpha * y
+        beta[i] += t0
+        beta[j] -= t0
+        alpha = np.clip(beta * y, 0.0, C)
+        lo, hi = _segment(alpha, y, C, i, j)
+        ends = _line_gain(alpha, K, y, i, j, lo, hi, size=2)
+        slope = y[i] - y[j] - (K[i] - K[j]) @ (alpha * y)
+        if ends.max() > (ends[1] if slope > 0 else ends[0]) + 1e-3:
+            cases.append((alpha, i, j))
+            if len(cases) == count:
+                break
+    return K, y, cases
+
+
 def q2(student_smo_step, *, seed=None):
     """Check ``smo_step(alpha, K, y, C, i, j)``: a feasible pair step that never loses
     objective, for positive definite and for indefinite kernels."""
@@ -240,6 +270,26 @@ def q2(student_smo_step, *, seed=None):
             feasible(alpha, new, y_s, i, j)
             loss = _objective(alpha, K_s, y_s) - _objective(new, K_s, y_s)
             assert loss <= 1e-9, f"pair ({i}, {j}): the step lowers the objective by {loss:.3g}"
+
+    @c.test(
+        "for pairs with a_ij < 0 of an indefinite K, reaches the best point of the segment, "
+        "also when it lies against the slope",
+        "with a_ij < 0 the objective is convex along the line: the slope at the current "
+        "point does not tell where its maximum on the segment is.",
+    )
+    def _():
+        K_r, y_r, far = _against_the_slope(rng, C)
+        assert far, "the check found no test case (run it again)"
+        for alpha, i, j in far:
+            new = step(alpha, K_r, y_r, i, j)
+            feasible(alpha, new, y_r, i, j)
+            lo, hi = _segment(alpha, y_r, C, i, j)
+            best = _objective(alpha, K_r, y_r) + _line_gain(alpha, K_r, y_r, i, j, lo, hi).max()
+            got = _objective(new, K_r, y_r)
+            assert got >= best - 1e-9 * (1.0 + abs(best)), (
+                f"pair ({i}, {j}): a feasible point on the line has a larger objective"
+                f" than yours, by {best - got:.3g}"
+            )
 
     c.finish()
 

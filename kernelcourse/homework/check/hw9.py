@@ -93,7 +93,8 @@ def q1(student_stump_features, *, seed=None):
 
 
 def q2(student_box_least_squares, *, seed=None):
-    """Check ``box_least_squares(Z, y, C, tol) -> (alpha, n_iter)`` by its KKT conditions."""
+    """Check ``box_least_squares(Z, y, C, tol) -> (alpha, n_iter)`` by its KKT conditions and
+    its stopping rule."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw9.q2", student_box_least_squares, forbid=SOLVERS)
     hint = (
@@ -114,5 +115,26 @@ def q2(student_box_least_squares, *, seed=None):
             assert int(n_iter) >= 1, "n_iter must count the iterations"
             v = kkt_violation(Z, y, alpha, C)
             assert v <= 1e-7, f"KKT violation {v:.2g} above 1e-7"
+
+    @c.test(
+        "stops by the optimality measure: with tol = 1e-3 it meets that tol in fewer "
+        "iterations than with tol = 1e-9 (C = 50)",
+        "test ε(α) after every step and return as soon as it is at most tol; a fixed number "
+        "of steps, as in chapter 7's box_erm, ignores tol.",
+    )
+    def _():
+        n, q, C = 120, 30, 50.0
+        Z = np.where(rng.normal(size=(n, q)) > 0, 1.0, -1.0) / np.sqrt(q)
+        y = np.sign(rng.normal(size=n)) + 0.1 * rng.normal(size=n)
+        _, tight = c.fn(Z, y, C, 1e-9)
+        loose_alpha, loose = c.fn(Z, y, C, 1e-3)
+        loose_alpha = as_numbers(loose_alpha, "alpha")
+        assert loose_alpha.shape == (q,), f"alpha has shape {loose_alpha.shape}, expected ({q},)"
+        v = kkt_violation(Z, y, loose_alpha, C)
+        assert v <= 1e-3, f"with tol = 1e-3 the returned α has ε(α) = {v:.2g}, above tol"
+        assert int(loose) < int(tight), (
+            f"{int(loose)} iterations with tol = 1e-3 and {int(tight)} with tol = 1e-9: "
+            "the loose tolerance should stop sooner"
+        )
 
     c.finish()
