@@ -57,7 +57,14 @@ from ._validation import (
     kernel_params_of,
     validate_data,
 )
-from .kernels import KERNEL_NAMES, Kernel, _gram_rows, _power_of_two_scale, resolve_kernel
+from .kernels import (
+    KERNEL_NAMES,
+    Kernel,
+    Linear,
+    _gram_rows,
+    _power_of_two_scale,
+    resolve_kernel,
+)
 from .solvers import _scaled_colnorm, block_cg
 
 __all__ = ["KernelSVC", "PrimalSVC", "smo_solve", "SMOResult"]
@@ -851,6 +858,11 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         :math:`y_i = +1` for class b (the later one in ``classes_``).
     intercept_ : ndarray of shape (n_pairs,)
         The bias b of each binary problem.
+    coef_ : ndarray of shape (n_pairs, n_features)
+        Only for the linear kernel :math:`x^T A y`, as in scikit-learn's ``SVC``: the primal
+        weights :math:`w = A\sum_i y_i\alpha_i x_i` of each binary problem, so that
+        :math:`f(x) = w^T x + b` (positive for the later class of the pair). Any other kernel
+        has no ``coef_``: :math:`w` lives in its feature space.
     dual_objective_ : float or ndarray of shape (n_pairs,)
         :math:`\mathbf 1^T\alpha - \frac12\alpha^T G\alpha` at the solution.
     kkt_gap_ : ndarray of shape (n_pairs,)
@@ -1109,6 +1121,16 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         else:
             Ks = np.asarray(self.kernel_(X, self.support_vectors_), dtype=np.float64)
         return Ks @ self.dual_coef_.T + self.intercept_
+
+    @property
+    def coef_(self):
+        """The primal weights of each binary problem (linear kernel only); see Attributes."""
+        check_is_fitted(self)
+        if not isinstance(self.kernel_, Linear):
+            # an AttributeError, so that hasattr(svc, "coef_") says whether there is one
+            raise AttributeError("coef_ is only available when using a linear kernel.")
+        W = self.dual_coef_ @ self.support_vectors_
+        return W if self.kernel_.A is None else W @ self.kernel_.A
 
     def decision_function(self, X):
         r"""Signed distance to the margin, :math:`f(x) = \sum_i \alpha_i y_i K(x_i, x) + b`.

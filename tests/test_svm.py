@@ -612,3 +612,28 @@ def test_a_decision_of_exactly_zero_predicts_as_libsvm(n_classes):
     pairs = ours._pair_decisions(X[:1])
     assert np.all(pairs == 0)
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def test_linear_kernel_has_the_primal_weights_as_coef():
+    # as SVC(kernel="linear").coef_: w = Σ y_i α_i x_i, and f(x) = wᵀx + b; other kernels
+    # have no coef_ (hasattr is False), as in scikit-learn
+    X, y = load_iris(return_X_y=True)
+    binary = y < 2
+    ours = KernelSVC(kernel="linear", tol=1e-8).fit(X[binary], y[binary])
+    ref = SVC(kernel="linear", tol=1e-8).fit(X[binary], y[binary])
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
+    many = KernelSVC(kernel="linear").fit(X, y)
+    assert many.coef_.shape == (3, X.shape[1])
+    np.testing.assert_allclose(
+        X @ many.coef_.T + many.intercept_, many._pair_decisions(X), atol=1e-10
+    )
+    A = np.diag([1.0, 2.0, 0.5, 1.0])
+    weighted = KernelSVC(kernel=Linear(A=A)).fit(X, y)
+    np.testing.assert_allclose(
+        X @ weighted.coef_.T + weighted.intercept_, weighted._pair_decisions(X), atol=1e-10
+    )
+    assert not hasattr(KernelSVC(kernel="linear"), "coef_")  # not fitted
+    assert not hasattr(KernelSVC().fit(X, y), "coef_")
+    assert not hasattr(KernelSVC(kernel="precomputed").fit(X @ X.T, y), "coef_")
+    with pytest.raises(AttributeError, match="only available when using a linear kernel"):
+        _ = KernelSVC(kernel="poly").fit(X, y).coef_
