@@ -730,6 +730,23 @@ def test_hw3_q2_fails_a_cauchy_law_of_scale_one_over_gamma(capsys):
         assert "laplacian, γ = " in capsys.readouterr().out
 
 
+def _walk_kernel_raising_by_the_bound(A1, labels1, A2, labels2, lam):
+    """Right kernel, but the ValueError by ρ(A1)ρ(A2), an upper bound on ρ(A×)."""
+    rho = np.abs(np.linalg.eigvalsh(A1)).max() * np.abs(np.linalg.eigvalsh(A2)).max()
+    if lam * rho >= 1:
+        raise ValueError("lam is too large")
+    match = (np.asarray(labels1)[:, None] == np.asarray(labels2)[None, :]).ravel()
+    Ax = np.kron(A1, A2)[np.ix_(match, match)]
+    one = np.ones(len(Ax))
+    return float(one @ np.linalg.solve(np.eye(len(Ax)) - lam * Ax, one))
+
+
+def test_hw10_q1_fails_a_value_error_from_the_bound_on_the_spectral_radius(capsys):
+    with pytest.raises(AssertionError, match=r"hw10\.q1: 1 of 6 checks failed"):
+        check.hw10.q1(_walk_kernel_raising_by_the_bound, seed=0)
+    assert "compare λ with the spectral radius of A× itself" in capsys.readouterr().out
+
+
 def test_self_check_passes_stubs_through_and_wants_a_function():
     def stub(*args):
         raise NotImplementedError()

@@ -2,8 +2,9 @@
 
 The checks test properties every correct random-walk kernel has: symmetry in its two graphs,
 invariance under a renumbering of the vertices, its value at λ = 0, growth with λ, a PSD Gram
-matrix, a clear error when λ is too large for the series to converge, and the geometric
-convergence of the iteration. None stores an expected value or computes the kernel itself.
+matrix, a clear error when λ is too large for the series to converge and none below that limit,
+and the geometric convergence of the iteration. None stores an expected value or computes the
+kernel itself.
 """
 
 from __future__ import annotations
@@ -105,6 +106,27 @@ def q1(student_walk_kernel, *, seed=None):
         except ValueError:
             return
         raise AssertionError("no ValueError for λ = 0.5 on two complete graphs K4")
+
+    @c.test(
+        "no ValueError where the series converges although λρ(A1)ρ(A2) > 1",
+        "ρ(A1)ρ(A2) only bounds ρ(A×) from above: the labels remove vertices and edges of the "
+        "product graph, so compare λ with the spectral radius of A× itself.",
+    )
+    def _():
+        # G1 = K4 with two labels, G2 = K4 with one: the product graph is K2 × K4 on the eight
+        # pairs whose labels match, with spectral radius 3 against ρ(A1)ρ(A2) = 9
+        A = np.ones((4, 4)) - np.eye(4)
+        l1, l2 = rng.permutation([0, 0, 1, 1]), np.zeros(4, dtype=int)
+        lam = float(rng.uniform(0.15, 0.3))
+        try:
+            got = float(c.fn(A, l1, A, l2, lam))
+        except ValueError as err:
+            raise AssertionError(
+                f"ValueError at λ = {lam:.3f}, where the series converges"
+            ) from err
+        assert np.isfinite(got) and got > 8, (
+            f"k = {got:.4g} at λ = {lam:.3f}: not above the number of pairs with equal labels"
+        )
 
     c.finish()
 
