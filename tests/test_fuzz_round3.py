@@ -141,8 +141,11 @@ def test_table_names_the_cell_it_cannot_print(value):
         Table([["a", 0.5], ["b", value]], ["name", "err"])
     with pytest.raises(TypeError, match="^value must be text, a boolean or a real number"):
         fmt_sig(value)
-    table = Table([["a", 0.5], ["b", "–"], ["c", Decimal("0.25")]], ["name", "err"])
-    assert [row[1] for row in table.cells] == ["0.5", "–", "0.25"]
+    table = Table(
+        [["a", 0.5], ["b", "–"], ["c", Decimal("0.25")], ["d", np.True_], ["e", np.float32(2)]],
+        ["name", "err"],
+    )
+    assert [row[1] for row in table.cells] == ["0.5", "–", "0.25", "yes", "2"]
 
 
 @pytest.mark.parametrize("name", ["StreamingFeatureRidge", "FeatureSGDClassifier"])

@@ -225,7 +225,7 @@ class Table:
                 )
         for i, row in enumerate(rows):
             for header, value in zip(headers, row, strict=True):
-                if not isinstance(value, (str, numbers.Real, Decimal)):
+                if not isinstance(value, (str, bool, np.bool_, numbers.Real, Decimal)):
                     raise TypeError(
                         f"row {i}, column {header!r}: a cell must be text, a boolean or a real "
                         f"number, got {type(value).__name__} ({value!r}); write a missing "
