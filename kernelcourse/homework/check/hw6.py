@@ -186,4 +186,29 @@ def q2(student_hashed_binning, *, seed=None):
                 f"distinct cells share a bucket at {rate:.3f} times B = {rate * B:.2f}"
             )
 
+    @c.test(
+        "one given pair of neighbouring cells shares a bucket in about 1/B of 400 grids (B = 4)",
+        "every pair of distinct cells, not only pairs on average, must collide with "
+        "probability 1/B: a hash that sees the coordinates only through one fixed combination "
+        "(their sum, say) sends some neighbours to one bucket in every grid. Draw random "
+        "multipliers for every coordinate, in every grid.",
+    )
+    def _():
+        P, B = 400, 4
+        a, b = rng.choice(3, size=2, replace=False)
+        step = np.zeros(3)
+        step[a], step[b] = 1.0, -1.0  # cells one apart along a and along b, in every grid
+        x = rng.uniform(0.0, 4.0, size=(1, 3))
+        X = np.vstack([x, x + step])
+        widths, shifts = np.ones((P, 3)), rng.uniform(size=(P, 3))
+        cols = _columns(c.fn(X, widths, shifts, B, int(rng.integers(2**31))), 2, P, B)
+        cells = _cells(X, widths, shifts)
+        apart = (cells[1] - cells[0] == step).all(axis=1)  # all grids, up to round-off
+        rate = float(np.mean((cols[0] == cols[1])[apart]))
+        # a binomial share of about 400 grids: rate · B has standard deviation below 0.09
+        assert abs(rate * B - 1.0) < 0.5, (
+            f"two neighbouring cells share a bucket in a share {rate:.2f} of the grids "
+            f"(rate · B = {rate * B:.2f})"
+        )
+
     c.finish()
