@@ -747,6 +747,46 @@ def test_hw10_q1_fails_a_value_error_from_the_bound_on_the_spectral_radius(capsy
     assert "compare λ with the spectral radius of A× itself" in capsys.readouterr().out
 
 
+def _coordinate_sum_buckets(X, widths, shifts, n_buckets, seed=0):
+    """A bucket from the sum of the cell's coordinates plus a random offset per grid: right on
+    average over pairs of cells, but cells (c₁ + 1, c₂ − 1) and (c₁, c₂) always collide."""
+    import scipy.sparse as sp
+
+    n, P = len(X), len(widths)
+    cells = np.floor((X[:, None, :] - shifts) / widths).astype(np.int64)
+    offset = np.random.default_rng(seed).integers(0, n_buckets, size=P)
+    cols = ((cells.sum(axis=2) + offset) % n_buckets + n_buckets * np.arange(P)).ravel()
+    data = np.full(n * P, P**-0.5)
+    return sp.csr_matrix((data, cols, np.arange(0, n * P + 1, P)), shape=(n, P * n_buckets))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hw6_q2_fails_a_hash_of_the_coordinate_sum(seed, capsys):
+    with pytest.raises(AssertionError, match=r"hw6\.q2: 1 of 6 checks failed"):
+        check.hw6.q2(_coordinate_sum_buckets, seed=seed)
+    assert "one given pair of neighbouring cells" in capsys.readouterr().out
+
+
+def _fold_statistics_keeping_every_row(chunks, psi, fold_of, k):
+    """The right sums, from the features of all rows gathered first: memory grows with n."""
+    Zs, ys, fs = [], [], []
+    for X_block, y_block in chunks:
+        Zs.append(psi(X_block))
+        ys.append(y_block)
+        fs.append(fold_of(X_block))
+    Z, y, folds = np.vstack(Zs), np.concatenate(ys), np.concatenate(fs)
+    G = np.array([Z[folds == f].T @ Z[folds == f] for f in range(k)])
+    c = np.array([Z[folds == f].T @ y[folds == f] for f in range(k)])
+    s = np.array([y[folds == f] @ y[folds == f] for f in range(k)])
+    return G, c, s, np.bincount(folds, minlength=k).astype(float)
+
+
+def test_hw7_q1_fails_a_function_that_keeps_every_row(capsys):
+    with pytest.raises(AssertionError, match=r"hw7\.q1: 1 of 4 checks failed"):
+        check.hw7.q1(_fold_statistics_keeping_every_row, seed=0)
+    assert "for a stream of 40,000 rows" in capsys.readouterr().out
+
+
 def test_self_check_passes_stubs_through_and_wants_a_function():
     def stub(*args):
         raise NotImplementedError()

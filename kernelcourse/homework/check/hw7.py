@@ -13,6 +13,7 @@ point at the minimiser. None stores an expected value or fits a fold itself.
 
 from __future__ import annotations
 
+import tracemalloc
 import zlib
 
 import numpy as np
@@ -152,6 +153,32 @@ def q1(student_fold_statistics, *, seed=None):
         for out in outs[1:]:
             for name, a, b in zip("Gcsn", out, outs[0], strict=True):
                 close(a, b, rtol=1e-9, atol=1e-9, what=f"{name} for two ways of chunking")
+
+    @c.test(
+        "keeps nothing of the stream's size between chunks (40,000 rows in chunks of 500)",
+        "add each chunk's contribution to the four sums and let the chunk go: a list of the "
+        "chunks' features grows with the number of rows, the sums do not.",
+    )
+    def _():
+        n, D = 40_000, 8
+        X, y = rng.normal(size=(n, 3)), rng.normal(size=n)
+        psi = _Features(3, D, seed=int(rng.integers(1000)))
+        tracing = tracemalloc.is_tracing()
+        if not tracing:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        try:
+            out = c.fn(chunks(X, y, 500), psi, row_folds(3), 3)
+            peak = tracemalloc.get_traced_memory()[1] - base
+        finally:
+            if not tracing:
+                tracemalloc.stop()
+        _statistics(out, 3, D)
+        # the features of all rows alone take 40,000 · 8 · 8 bytes = 2.4 MiB
+        assert peak < 2**20, (
+            f"the function held {peak / 2**20:.1f} MiB at once for a stream of {n:,} rows"
+        )
 
     c.finish()
 
