@@ -177,7 +177,8 @@ def test_gpu_frontier_table_sets_the_gpu_runs_beside_the_cpu_frontier():
         table = records.gpu_frontier_table(gpu, cpu, task)
         assert [row[0][-5:] for row in table.cells] == ["(GPU)"] + ["(CPU)"] * len(front)
         assert table.cells[0][0] == "Nyström-FALKON (GPU)"
-        assert "one Some GPU" in table.title and "2 cores" in table.title
+        assert "one Some GPU GPU" in table.title and "2 CPU cores" in table.title
+        assert table.headers == ["method", "accuracy", "fit time"]
 
 
 def test_svm_speed_table_from_the_record():

@@ -483,7 +483,7 @@ def cpu_frontier(record, task="binary"):
 def gpu_frontier_table(gpu, cpu, task="binary"):
     """The GPU record's runs of ``task`` beside the accuracy–time frontier of the CPU record
     (:func:`cpu_frontier`): method and where it ran (GPU or CPU, both named in the title),
-    accuracy and fit time; three columns, which a phone's width holds."""
+    accuracy and wall-clock fit time; three columns, which a phone's width holds."""
 
     def row(r, where):
         label = FOREST_LABELS.get(r["method"], r["method"])
@@ -493,10 +493,10 @@ def gpu_frontier_table(gpu, cpu, task="binary"):
     rows += [row(r, "CPU") for r in cpu_frontier(cpu, task)]
     return Table(
         rows,
-        ["method", "accuracy", "fit"],
-        title=f"Full Covertype, {FOREST_TASKS[task]}. GPU: one "
-        f"{gpu['machine'].get('gpu', 'GPU')}; CPU: the CPU record's accuracy–time frontier, "
-        f"{cpu['machine']['cores']} cores",
+        ["method", "accuracy", "fit time"],
+        title=f"Full Covertype, {FOREST_TASKS[task]}: wall-clock fit time on one "
+        f"{gpu['machine'].get('gpu', 'GPU')} GPU, or on {cpu['machine']['cores']} CPU cores "
+        "for the CPU runs that no other CPU run beats in both accuracy and time",
     )
 
 
