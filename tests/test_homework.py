@@ -787,6 +787,28 @@ def test_hw7_q1_fails_a_function_that_keeps_every_row(capsys):
     assert "for a stream of 40,000 rows" in capsys.readouterr().out
 
 
+def _halton_on_a_coarse_grid(n, d, rng):
+    """Scrambled Halton points with three digits beyond those the first n points need: each
+    point takes one of a few dozen values, not a uniform one."""
+    U = np.empty((n, d))
+    for j, base in enumerate([2, 3, 5, 7, 11, 13][:d]):
+        digits = int(np.ceil(np.log(max(n, 2)) / np.log(base))) + 3
+        perms = np.argsort(rng.random((digits, base)), axis=1)
+        rest, weight = np.arange(n), 1.0 / base
+        U[:, j] = 0.0
+        for k in range(digits):
+            U[:, j] += perms[k][rest % base] * weight
+            rest //= base
+            weight /= base
+    return np.clip(U, np.finfo(float).tiny, 1 - np.finfo(float).epsneg)
+
+
+def test_hw3_q1_fails_points_on_a_coarse_grid(capsys):
+    with pytest.raises(AssertionError, match=r"hw3\.q1: 1 of 5 checks failed"):
+        check.hw3.q1(_halton_on_a_coarse_grid, seed=0)
+    assert "the points lie on a coarse grid" in capsys.readouterr().out
+
+
 def test_self_check_passes_stubs_through_and_wants_a_function():
     def stub(*args):
         raise NotImplementedError()

@@ -136,6 +136,12 @@ def q1(student_scrambled_halton, *, seed=None):
                 f"point {2 * i}, coordinate {j}: Kolmogorov–Smirnov test against U(0, 1) "
                 f"gives p = {p:.2g}"
             )
+            # 60 uniform values are distinct; on a grid of M values about 1800/M pairs collide
+            distinct = len(np.unique(draws[:, i, j]))
+            assert distinct >= 55, (
+                f"point {2 * i}, coordinate {j}: only {distinct} different values in 60 draws, "
+                "so the points lie on a coarse grid"
+            )
 
     c.finish()
 
