@@ -809,6 +809,20 @@ def test_hw3_q1_fails_points_on_a_coarse_grid(capsys):
     assert "the points lie on a coarse grid" in capsys.readouterr().out
 
 
+def test_hw8_q3_fails_p_max_reported_as_p_squared(capsys):
+    path = next(p for p in SOLUTIONS if p.name.startswith("hw8_"))
+    p_greedy = _solution_functions(path)["p_greedy"]
+
+    def squared(kernel, candidates, m):
+        indices, p_max = p_greedy(kernel, candidates, m)
+        return indices, np.asarray(p_max) ** 2
+
+    for seed in range(3):
+        with pytest.raises(AssertionError, match=r"hw8\.q3: 1 of 3 checks failed"):
+            check.hw8.q3(squared, seed=seed)
+        assert "not of P²" in capsys.readouterr().out
+
+
 def test_self_check_passes_stubs_through_and_wants_a_function():
     def stub(*args):
         raise NotImplementedError()

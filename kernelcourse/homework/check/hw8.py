@@ -159,8 +159,8 @@ def q3(student_p_greedy, *, seed=None):
 
     The choices must be distinct, ``p_max`` must start at max √K(x, x), never grow, bound the
     interpolation error of random f ∈ H on the centres chosen so far and stay below the
-    distance of K(x, ·) to the span of any one of them, and the run must evaluate at most
-    N·(m + 2) kernel entries.
+    distance of K(x, ·) to the span of any one of them (equal to it after the first centre),
+    and the run must evaluate at most N·(m + 2) kernel entries.
     """
     rng = fresh_rng(seed)
     c = SelfCheck("hw8.q3", student_p_greedy, forbid=SOLVERS, allow=KERNELS)
@@ -197,6 +197,24 @@ def q3(student_p_greedy, *, seed=None):
             above = np.sqrt(np.maximum(one.min(axis=1), 0.0)).max()
             assert p_max[k] <= above + 1e-7, f"p_max[{k}] exceeds the largest power function"
             assert worst[indices[:k]].max() <= 1e-6, "the chosen centres are not interpolated"
+
+    @c.test(
+        "after one centre z, p_max[1] is the largest distance of K(x, ·) to the span of K(z, ·)",
+        "p_max[k] is the largest value of the power function P itself, not of P².",
+    )
+    def _():
+        # candidates close together, so that P after one centre stays well below 1
+        near = rng.uniform(-0.25, 0.25, size=(60, 2))
+        indices, p_max = c.fn(CountingKernel(base), near, 3)
+        indices, p_max = as_numbers(indices, "indices"), as_numbers(p_max, "p_max")
+        assert indices.shape == (3,) and p_max.shape == (3,), (
+            f"got shapes {indices.shape} and {p_max.shape}, expected (3,) each"
+        )
+        first = int(indices[0])
+        assert first == indices[0] and 0 <= first < 60, "indices[0] is not a row of candidates"
+        z = near[first : first + 1]
+        distance = base.diag(near) - base(near, z)[:, 0] ** 2 / base.diag(z)[0]
+        close(p_max[1], np.sqrt(np.maximum(distance, 0.0)).max(), rtol=1e-6, what="p_max[1]")
 
     @c.test(
         f"evaluates at most N·(m + 2) kernel entries (N = {N}, m = {m})",
