@@ -323,7 +323,12 @@ STAND_INS = {
     ("hw4", "q4"): [
         (
             "svm.KernelSVC",
-            lambda K, y, C, tol=1e-5, shrink=True: (_svc(K, y, C)[0], 2 * len(y), 1),
+            # one step that reads 2n kernel values, or n with shrinking
+            lambda K, y, C, tol=1e-5, shrink=True, every=10: (
+                _svc(K, y, C)[0],
+                (1 if shrink else 2) * len(y),
+                1,
+            ),
             True,
         )
     ],

@@ -823,6 +823,51 @@ def test_hw8_q3_fails_p_max_reported_as_p_squared(capsys):
         assert "not of P²" in capsys.readouterr().out
 
 
+def _smo_never_unshrinking(K, y, C, tol=1e-5, shrink=True, every=10, max_steps=100_000):
+    """SMO with shrinking that stops once the active variables satisfy the KKT conditions,
+    never checking the variables set aside."""
+    n = len(y)
+    lower, upper = np.where(y > 0, 0.0, -C), np.where(y > 0, C, 0.0)
+    beta, v, active = np.zeros(n), np.array(y, dtype=float), np.arange(n)
+    n_kernel = steps = 0
+    while steps < max_steps:
+        va, grow = v[active], beta[active] < upper[active]
+        drop = beta[active] > lower[active]
+        p, q = np.argmax(np.where(grow, va, -np.inf)), np.argmin(np.where(drop, va, np.inf))
+        if va[p] - va[q] <= tol:
+            break
+        if shrink and steps % every == 0:
+            out = (~grow & (va > va[p])) | (~drop & (va < va[q]))
+            p, q = p - np.sum(out[:p]), q - np.sum(out[:q])
+            active = active[~out]
+        i, j = active[p], active[q]
+        row_i, row_j = K[i, active], K[j, active]
+        n_kernel, steps = n_kernel + 2 * len(active), steps + 1
+        curv = max(row_i[p] + row_j[q] - 2.0 * row_i[q], 1e-12)
+        tau = min((v[i] - v[j]) / curv, upper[i] - beta[i], beta[j] - lower[j])
+        beta[i], beta[j] = min(beta[i] + tau, upper[i]), max(beta[j] - tau, lower[j])
+        v[active] -= tau * (row_i - row_j)
+    return beta * y, n_kernel, steps
+
+
+def test_hw4_q4_fails_smo_that_never_unshrinks_and_a_count_of_whole_rows(capsys):
+    for seed in range(3):  # the new test fails it; the two of the default every may too
+        with pytest.raises(AssertionError, match=r"hw4\.q4: \d of 4 checks failed"):
+            check.hw4.q4(_smo_never_unshrinking, seed=seed)
+        assert "with every = 1 and C = " in capsys.readouterr().out
+
+    path = next(p for p in SOLUTIONS if p.name.startswith("hw4_"))
+    smo = _solution_functions(path)["smo_shrinking"]
+
+    def whole_rows(K, y, C, tol=1e-5, shrink=True, every=10):
+        alpha, _, n_steps = smo(K, y, C, tol, shrink=shrink, every=every)
+        return alpha, 2 * len(y) * n_steps, n_steps
+
+    with pytest.raises(AssertionError, match=r"hw4\.q4: 1 of 4 checks failed"):
+        check.hw4.q4(whole_rows, seed=0)
+    assert "of 2n kernel values per step with shrinking" in capsys.readouterr().out
+
+
 def test_self_check_passes_stubs_through_and_wants_a_function():
     def stub(*args):
         raise NotImplementedError()
