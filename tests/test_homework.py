@@ -949,6 +949,20 @@ def test_every_assignment_is_in_the_table_of_contents_and_the_guides():
         assert f"`{path.stem}`" in guide, path.stem
 
 
+def test_the_guide_states_each_assignments_points_as_its_notebook_grades_them():
+    # the instructors' table said 10 + 4 for hw4 after a graded cell had grown to 11 points
+    guide = (ROOT / "book" / "instructors.md").read_text(encoding="utf-8")
+    for path in SOLUTIONS:
+        found = re.search(rf"\| `{path.stem}` \| [^|]+ \| (\d+) \+ (\d+) \|", guide)
+        assert found, f"{path.stem}: no 'auto + written' points in the instructors' table"
+        points = {"code": 0, "markdown": 0}
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            grading = cell["metadata"].get("nbgrader", {})
+            if grading.get("grade"):
+                points[cell["cell_type"]] += grading["points"]
+        assert (int(found[1]), int(found[2])) == (points["code"], points["markdown"]), path.stem
+
+
 # -- graded answers are not in the chapters -------------------------------------------------------
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 FENCE = re.compile(r"```(?:python|\{code-cell\}[^\n]*|\{code-block\}[^\n]*)?\n(.*?)```", re.S)
