@@ -26,6 +26,7 @@ import inspect
 import math
 import sys
 import threading
+import tracemalloc
 
 import numpy as np
 
@@ -55,6 +56,22 @@ def handed(fn):
     function: the guard lets it, and whatever it calls, run. Returns ``fn``."""
     _HANDED.add(fn.__code__)
     return fn
+
+
+def peak_bytes(call):
+    """``(call(), the most memory it held at once beyond what was in use before)``, by
+    tracemalloc, left as it was found (running or not)."""
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        out = call()
+        return out, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if not tracing:
+            tracemalloc.stop()
 
 
 def fresh_rng(seed):

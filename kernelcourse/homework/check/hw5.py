@@ -12,12 +12,10 @@ the preconditioned matrix and reach its ends. None stores an expected value.
 
 from __future__ import annotations
 
-import tracemalloc
-
 import numpy as np
 
 from ...kernels import RBF
-from ._core import SelfCheck, as_numbers, close, fresh_rng, handed
+from ._core import SelfCheck, as_numbers, close, fresh_rng, handed, peak_bytes
 from .hw1 import FactorisationCheck
 from .hw8 import CountingKernel
 
@@ -125,20 +123,12 @@ def q1(student_nystroem_preconditioner, *, seed=None):
         landmarks = rng.choice(n, size=m, replace=False)
         counter = CountingKernel(kernel)
         v = rng.normal(size=n)
-        tracing = tracemalloc.is_tracing()
-        if not tracing:
-            tracemalloc.start()
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
-        try:
-            apply = c.fn(counter, X, landmarks, 0.1)
-            apply = _guarded(c, apply)
-            out = apply(v)
-            out = apply(out)
-            peak = tracemalloc.get_traced_memory()[1] - base
-        finally:
-            if not tracing:
-                tracemalloc.stop()
+
+        def build_and_apply_twice():
+            apply = _guarded(c, c.fn(counter, X, landmarks, 0.1))
+            return apply(apply(v))
+
+        out, peak = peak_bytes(build_and_apply_twice)
         assert out.shape == (n,), f"(K̃ + λI)⁻¹ v has shape {out.shape}, expected ({n},)"
         budget = n * m + m * m
         assert counter.evaluated <= budget, (

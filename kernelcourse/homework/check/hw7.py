@@ -13,12 +13,11 @@ point at the minimiser. None stores an expected value or fits a fold itself.
 
 from __future__ import annotations
 
-import tracemalloc
 import zlib
 
 import numpy as np
 
-from ._core import SelfCheck, as_numbers, close, fresh_rng, handed
+from ._core import SelfCheck, as_numbers, close, fresh_rng, handed, peak_bytes
 
 __all__ = ["q1", "q2", "q3", "chunks", "row_folds"]
 
@@ -163,17 +162,7 @@ def q1(student_fold_statistics, *, seed=None):
         n, D = 40_000, 8
         X, y = rng.normal(size=(n, 3)), rng.normal(size=n)
         psi = _Features(3, D, seed=int(rng.integers(1000)))
-        tracing = tracemalloc.is_tracing()
-        if not tracing:
-            tracemalloc.start()
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
-        try:
-            out = c.fn(chunks(X, y, 500), psi, row_folds(3), 3)
-            peak = tracemalloc.get_traced_memory()[1] - base
-        finally:
-            if not tracing:
-                tracemalloc.stop()
+        out, peak = peak_bytes(lambda: c.fn(chunks(X, y, 500), psi, row_folds(3), 3))
         _statistics(out, 3, D)
         # the features of all rows alone take 40,000 · 8 · 8 bytes = 2.4 MiB
         assert peak < 2**20, (
