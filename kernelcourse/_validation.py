@@ -332,6 +332,16 @@ def count_constraint(minimum=1):
     return _count_interval()(numbers.Integral, minimum, None, closed="left")
 
 
+def gamma_constraint(*, per_feature=False):
+    """The ``_parameter_constraints`` entry of ``gamma``: a number > 0, "scale" or None
+    (:func:`kernelcourse.kernels.resolve_gamma` says what they mean), and with
+    ``per_feature`` also an array of one γ_k per feature."""
+    from sklearn.utils._param_validation import Interval, StrOptions
+
+    per = ["array-like"] if per_feature else []
+    return [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"scale"}), *per, None]
+
+
 def _not_ragged(value, name):
     if isinstance(value, list | tuple):
         try:

@@ -1385,7 +1385,20 @@ def is_psd(K, tol=1e-10):
 KERNEL_NAMES = ("rbf", "laplacian", "matern", "polynomial", "linear", "cosine")
 
 
-def scale_gamma(X, n_features):
+def resolve_gamma(gamma, n_features, X=None):
+    """The γ that an estimator's ``gamma=`` argument means: None is 1 / n_features (1 when
+    that is not given), "scale" is 1 / (n_features · Var X) with X the training data (1 where
+    the variance is 0), and anything else is γ itself, left for the kernel to check."""
+    if isinstance(gamma, str):
+        if gamma != "scale":
+            raise ValueError(f'gamma must be a number > 0, "scale" or None, got {gamma!r}.')
+        return _scale_gamma(X, n_features)
+    if gamma is None:
+        return 1.0 / n_features if n_features else 1.0
+    return gamma
+
+
+def _scale_gamma(X, n_features):
     """γ = 1 / (n_features · Var X) for ``gamma="scale"``; 1 where the variance is 0."""
     if X is None or n_features is None:
         raise ValueError('gamma="scale" needs the training data X and its n_features.')
@@ -1444,14 +1457,8 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, X=None, **kernel_para
     name = {"poly": "polynomial", "gaussian": "rbf"}.get(kernel.lower(), kernel.lower())
     if n_features is not None:
         n_features = check_count(n_features, "n_features")
-    if isinstance(gamma, str):
-        if gamma != "scale":
-            raise ValueError(f'gamma must be a number > 0, "scale" or None, got {gamma!r}.')
-        if name not in ("rbf", "laplacian", "polynomial"):
-            raise ValueError(f"gamma does not apply to the {name!r} kernel; leave it as None.")
-        gamma = scale_gamma(X, n_features)
-    if gamma is None and name in ("rbf", "laplacian", "polynomial"):
-        gamma = 1.0 / n_features if n_features else 1.0
+    if name in ("rbf", "laplacian", "polynomial"):
+        gamma = resolve_gamma(gamma, n_features, X)
     try:
         if name == "rbf":
             return RBF(gamma, **kernel_params)

@@ -50,6 +50,7 @@ from ._validation import (
     check_weights,
     count_constraint,
     finite_gram,
+    gamma_constraint,
     kernel_params_of,
     refuse_complex_features,
     validate_data,
@@ -841,12 +842,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            StrOptions({"scale"}),
-            "array-like",
-            None,
-        ],
+        "gamma": gamma_constraint(per_feature=True),
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "kernel_params": [dict, None],
         "dtype": [type, np.dtype],

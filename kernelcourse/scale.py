@@ -65,6 +65,7 @@ from ._validation import (
     check_weights,
     count_constraint,
     finite_gram,
+    gamma_constraint,
     refuse_complex_features,
     validate_data,
 )
@@ -204,12 +205,7 @@ _HOST_BLOCK_MB = 256
 class _BaseNystroemKRR(BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            StrOptions({"scale"}),
-            "array-like",
-            None,
-        ],
+        "gamma": gamma_constraint(per_feature=True),
         "lam": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_components": [count_constraint()],
         "max_iter": [count_constraint()],

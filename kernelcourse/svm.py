@@ -54,6 +54,7 @@ from ._validation import (
     check_positive,
     count_constraint,
     finite_gram,
+    gamma_constraint,
     kernel_params_of,
     validate_data,
 )
@@ -925,7 +926,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian", "precomputed"}), Kernel],
-        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
+        "gamma": gamma_constraint(),
         "C": [Interval(Real, 0, None, closed="right")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [count_constraint(), None],

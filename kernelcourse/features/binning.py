@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
@@ -42,9 +42,10 @@ from .._validation import (
     check_count,
     check_memory,
     check_positive,
+    gamma_constraint,
     validate_data,
 )
-from ..kernels import scale_gamma
+from ..kernels import resolve_gamma
 
 __all__ = ["RandomBinningFeatures", "BinCodes"]
 
@@ -150,12 +151,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     """
 
     _parameter_constraints: dict = {
-        "gamma": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            StrOptions({"scale"}),
-            "array-like",
-            None,
-        ],
+        "gamma": gamma_constraint(per_feature=True),
         "n_grids": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -210,10 +206,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         X = validate_data(self, X, dtype=np.float64)
         rng = check_random_state(self.random_state)
         d = X.shape[1]
-        if isinstance(self.gamma, str):  # "scale", as parameter validation lets through
-            gamma = scale_gamma(X, d)
-        else:
-            gamma = self.gamma if self.gamma is not None else 1.0 / d
+        gamma = resolve_gamma(self.gamma, d, X)
         if np.ndim(gamma) == 0:
             self.gamma_ = check_positive(gamma, "gamma")  # "array-like" also lets {} through
         else:

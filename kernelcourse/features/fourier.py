@@ -35,6 +35,7 @@ from .._validation import (
     cast_to,
     check_count,
     check_memory,
+    gamma_constraint,
     kernel_params_of,
     validate_data,
 )
@@ -280,7 +281,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions({"rbf", "gaussian", "laplacian", "matern"}), Kernel],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
+        "gamma": gamma_constraint(),
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "map": [StrOptions(set(MAPS))],
         "sampling": [StrOptions(set(SAMPLINGS))],

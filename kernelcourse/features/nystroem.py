@@ -44,6 +44,7 @@ from .._validation import (
     as_float_vector,
     check_positive,
     count_constraint,
+    gamma_constraint,
     kernel_params_of,
     validate_data,
 )
@@ -288,12 +289,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
-        "gamma": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            StrOptions({"scale"}),
-            "array-like",
-            None,
-        ],
+        "gamma": gamma_constraint(per_feature=True),
         "n_components": [count_constraint()],
         "rank": [count_constraint(), None],
         "sampling": [StrOptions({"uniform", "leverage"})],
