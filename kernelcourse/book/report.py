@@ -193,6 +193,19 @@ def _fmt_cell(value, digits, measured):
     return text.removesuffix(".")  # "1000." from the alternate form
 
 
+def _table_cell(value, digits, measured, row, header):
+    """:func:`_fmt_cell`, whose refusal of a value it cannot print (fmt_sig's TypeError)
+    names the cell's row and column."""
+    try:
+        return _fmt_cell(value, digits, measured)
+    except TypeError:
+        raise TypeError(
+            f"row {row}, column {header!r}: a cell must be text, a boolean or a real number, "
+            f"got {type(value).__name__} ({value!r}); write a missing entry as text, such as "
+            "'–'."
+        ) from None
+
+
 class Table:
     """A small result table.
 
@@ -223,18 +236,13 @@ class Table:
                 raise ValueError(
                     f"row {i} has {len(row)} cells but there are {len(headers)} headers."
                 )
-        for i, row in enumerate(rows):
-            for header, value in zip(headers, row, strict=True):
-                if not isinstance(value, (str, bool, np.bool_, numbers.Real, Decimal)):
-                    raise TypeError(
-                        f"row {i}, column {header!r}: a cell must be text, a boolean or a real "
-                        f"number, got {type(value).__name__} ({value!r}); write a missing "
-                        "entry as text, such as '–'."
-                    )
         measured = [_is_measured([row[j] for row in rows], digits) for j in range(len(headers))]
         cells = [
-            [_fmt_cell(v, digits, keep) for v, keep in zip(row, measured, strict=True)]
-            for row in rows
+            [
+                _table_cell(v, digits, keep, i, header)
+                for v, keep, header in zip(row, measured, headers, strict=True)
+            ]
+            for i, row in enumerate(rows)
         ]
         self.headers, self.cells, self.title = headers, cells, title
 
