@@ -145,3 +145,21 @@ def test_bin_codes_rmatvec_accumulates_into_out():
         codes.rmatvec(R, out=np.zeros((codes.shape[1], 2), dtype=np.float32))
     with pytest.raises(ValueError, match="out must be"):
         codes.rmatvec(R, out=np.zeros((codes.shape[1], 3)))
+
+
+def test_float32_input_gives_float32_features_in_the_same_cells():
+    # as scikit-learn's transformers: float32 X keeps its dtype; the cells are computed in
+    # float64, where every float32 coordinate is exact, so they are the float64 input's
+    X = np.random.default_rng(0).normal(size=(60, 3)).astype(np.float32)
+    est32 = RandomBinningFeatures(n_grids=20, random_state=0)
+    est64 = RandomBinningFeatures(n_grids=20, random_state=0)
+    Z32, Z64 = est32.fit_transform(X), est64.fit_transform(X.astype(np.float64))
+    assert Z32.dtype == np.float32 and Z64.dtype == np.float64
+    np.testing.assert_array_equal(Z32.indices, Z64.indices)
+    np.testing.assert_array_equal(Z32.indptr, Z64.indptr)
+    np.testing.assert_allclose(Z32.data, Z64.data, rtol=1e-7)
+    new = np.random.default_rng(1).normal(size=(7, 3))
+    assert est32.transform(new.astype(np.float32)).dtype == np.float32
+    assert est32.transform(new).dtype == np.float64
+    # integers are read as float64, as before
+    assert est64.transform(np.arange(6).reshape(2, 3)).dtype == np.float64

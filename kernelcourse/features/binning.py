@@ -203,7 +203,7 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def _fit(self, X):
         self._validate_params()
-        X = validate_data(self, X, dtype=np.float64)
+        X, dtype = self._as_float64(validate_data(self, X, dtype=[np.float64, np.float32]))
         rng = check_random_state(self.random_state)
         d = X.shape[1]
         gamma = resolve_gamma(self.gamma, d, X)
@@ -254,32 +254,40 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.n_bins_ = np.array([len(c) for c in self._cells])
         self._offsets = np.concatenate([[0], np.cumsum(self.n_bins_)])
         self._n_features_out = int(self._offsets[-1])
-        return X, codes
+        return X, codes, dtype
 
     def fit_transform(self, X, y=None):
         """Fit and return the training points' features (reusing the fitted cell codes)."""
-        X, codes = self._fit(X)
-        return self._assemble(len(X), codes)
+        X, codes, dtype = self._fit(X)
+        return self._assemble(len(X), codes, dtype)
 
     def transform(self, X):
-        """Sparse one-hot features, a CSR matrix of shape (n_samples, ``n_bins_.sum()``)."""
-        X = self._validated(X)
-        return self._assemble(len(X), self._codes(X))
+        """Sparse one-hot features, a CSR matrix of shape (n_samples, ``n_bins_.sum()``), in
+        float32 for float32 X and in float64 otherwise."""
+        X, dtype = self._validated(X)
+        return self._assemble(len(X), self._codes(X), dtype)
 
     def fit_transform_codes(self, X):
         """Fit, and return the training points' features as :class:`BinCodes`."""
-        X, codes = self._fit(X)
+        X, codes, _ = self._fit(X)
         return BinCodes(codes, self._offsets, self._n_grids)
 
     def transform_codes(self, X):
         """The features of :meth:`transform` as :class:`BinCodes`: the cell index of each row
         in each grid, 4 bytes per non-zero instead of CSR's 12 (and no transpose needed)."""
-        X = self._validated(X)
+        X, _ = self._validated(X)
         return BinCodes(self._codes(X), self._offsets, self._n_grids)
 
     def _validated(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        return self._as_float64(validate_data(self, X, dtype=[np.float64, np.float32], reset=False))
+
+    @staticmethod
+    def _as_float64(X):
+        """X in float64, in which the cells are computed (a float32 coordinate is exact in
+        it), and the dtype of the features: float32 for float32 X, as scikit-learn's
+        transformers keep it, float64 otherwise."""
+        return X.astype(np.float64, copy=False), X.dtype
 
     def _codes(self, X):
         codes = np.empty((self._n_grids, len(X)), dtype=np.int32)
@@ -288,19 +296,19 @@ class RandomBinningFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             codes[p] = np.where(cells[pos] == h, pos, -1)
         return codes
 
-    def _assemble(self, n, codes):
+    def _assemble(self, n, codes, dtype):
         P = self._n_grids
         cols = codes.T  # (n, P); -1 marks an unseen cell
         seen = cols >= 0
         cols = cols + self._offsets[:-1][None, :]
         indptr = np.concatenate([[0], np.cumsum(seen.sum(axis=1))])
         indices = cols[seen]  # row-major, so already grouped by row and sorted within it
-        data = np.full(len(indices), 1.0 / np.sqrt(P))
+        data = np.full(len(indices), 1.0 / np.sqrt(P), dtype=dtype)
         return sp.csr_matrix((data, indices, indptr), shape=(n, self._n_features_out))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
 
