@@ -100,6 +100,20 @@ def _xp(xp):
     return np if xp is None else xp
 
 
+def _check_eps(eps):
+    """ε, a relative precision, as a float in (0, 1), or None. ε = 1e300 passed
+    ``check_positive`` and made the first jitter ε M max Aᵢᵢ infinite: a factor of NaN."""
+    if eps is None:
+        return None
+    eps = check_positive(eps, "eps")
+    if eps >= 1:
+        raise ValueError(
+            f"eps must be a relative precision below 1 (float64: 2.2e-16, float32: 1.2e-7), "
+            f"got {eps!r}."
+        )
+    return eps
+
+
 def _colnorm(A, xp):
     return xp.sqrt(_coldot(A, A, xp))
 
@@ -172,7 +186,7 @@ def block_cg(
         :math:`\|b_j - H x_j\| / \|b_j\|` is at most ``tol``.
     callback : callable or None
         ``callback(iteration, X, relative_residual)`` after every iteration.
-    eps : float or None
+    eps : float in (0, 1) or None
         The relative precision of ``matvec`` (float32 products: 1.2e-7); None means the
         machine epsilon of B. With :math:`\|H\|` estimated from below by the largest
         :math:`\|Hp\|/\|p\|` seen, a column whose :math:`p^T H p \le 10\sqrt n\,\varepsilon
@@ -216,8 +230,7 @@ def block_cg(
     _check_callables(matvec, callback, preconditioner)
     max_iter = check_count(max_iter, "max_iter", minimum=0)
     tol = check_nonnegative(tol, "tol")
-    if eps is not None:
-        eps = check_positive(eps, "eps")
+    eps = _check_eps(eps)
     if xp is np and (not isinstance(B, np.ndarray) or B.dtype.kind != "f"):
         raise TypeError(
             f"B must be a floating-point ndarray, got {type(B).__name__} of dtype "
@@ -527,7 +540,7 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     xp : array namespace or None (numpy)
     name : str, default="A"
         What the error messages call A.
-    eps : float > 0 or None, default=None
+    eps : float in (0, 1) or None, default=None
         ε, the relative precision A was computed in.
     max_tries : int >= 1, default=12
         Number of shifts tried, each 100 times the previous.
@@ -545,7 +558,7 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
         If A does not hold real numbers (the error names ``name``), or ``max_tries`` is not an
         integer.
     ValueError
-        If A is not a square matrix (named by ``name``), ``eps`` is not a finite number > 0
+        If A is not a square matrix (named by ``name``), ``eps`` is not a number in (0, 1)
         or ``max_tries`` < 1.
     NotPositiveDefiniteError
         When no shift up to :math:`100^{\text{max\_tries}-1}` times the first, nor up to
@@ -575,7 +588,8 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
         raise ValueError(f"{name} must be a square matrix, got shape {tuple(A.shape)}.")
     max_tries = check_count(max_tries, "max_tries")
     M = A.shape[0]
-    eps = float(xp.finfo(A.dtype).eps) if eps is None else check_positive(eps, "eps")
+    eps = _check_eps(eps)
+    eps = float(xp.finfo(A.dtype).eps) if eps is None else eps
     # a sum first: the elementwise test is an M × M temporary (2.5 GB at M = 50 000)
     if not all_finite(A, xp):
         raise NotPositiveDefiniteError(f"{name} holds NaN or infinity.")
@@ -627,7 +641,7 @@ class FalkonPreconditioner:
         The number of points (or the sum of the sample weights).
     xp : array namespace or None (numpy)
     kind : {"falkon", None}
-    eps : float or None
+    eps : float in (0, 1) or None
         The precision of the kernel blocks (float32: 1.2e-7), which sets the first jitter of
         T; K_MM itself is best given in float64.
 
@@ -667,6 +681,7 @@ class FalkonPreconditioner:
         # kind was the identity
         lam = check_nonnegative(lam, "lam")
         n = check_positive(n, "n")
+        eps = _check_eps(eps)
         if kind not in ("falkon", None):
             raise ValueError(f"kind must be 'falkon' or None, got {kind!r}.")
         self.xp = _xp(xp)
@@ -871,8 +886,7 @@ def _check_falkon_arguments(
     check_positive(n, "n")
     check_count(max_iter, "max_iter")
     check_nonnegative(tol, "tol")
-    if eps is not None:  # a negative ε failed in CG's √ε with "math domain error"
-        check_positive(eps, "eps")
+    _check_eps(eps)  # a negative ε failed in CG's √ε with "math domain error"
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be None or callable, got {callback!r}.")
     if gram is None and factor is None and not callable(products):
@@ -935,7 +949,7 @@ def falkon_solve(
         rounding, :math:`\varepsilon\lVert K_{nM}\rVert^2`, is magnified by B where
         :math:`K_{MM}` is nearly singular, while the factor carries
         :math:`\varepsilon\lVert K_{nM}\rVert` only.
-    eps : float > 0 or None
+    eps : float in (0, 1) or None
         The precision of ``products`` (that of the kernel blocks).
     callback : callable or None
         ``callback(iteration, alpha, relative_residual)``, with the coefficients α = Bβ. A

@@ -208,6 +208,7 @@ _H = np.array([[4.0, 1.0], [1.0, 3.0]])
         ((None, np.ones((2, 1))), {"tol": -1e-3}, ValueError, "tol must be"),
         ((None, np.ones((2, 1))), {"tol": np.nan}, ValueError, "tol must be"),
         ((None, np.ones((2, 1))), {"eps": 0.0}, ValueError, "eps must be"),
+        ((None, np.ones((2, 1))), {"eps": 1.0}, ValueError, "eps must be a relative precision"),
         ((None, np.ones((2, 1))), {"callback": 3}, TypeError, "callback must be"),
         ((None, np.ones((2, 1))), {"preconditioner": "M"}, TypeError, "preconditioner must"),
     ],
@@ -223,3 +224,23 @@ def test_block_cg_with_no_iterations_returns_zero():
     result = block_cg(lambda P: _H @ P, np.ones((2, 1)), max_iter=0)
     assert result.n_iter == 0 and result.status == "max_iter"
     np.testing.assert_array_equal(result.x, 0.0)
+
+
+@pytest.mark.parametrize("eps", [1.0, 1e10, 1e300])
+def test_eps_of_one_or_more_is_refused_by_name(eps):
+    # ε = 1e300 passed as "a number > 0": cholesky_jitter's first shift ε M max Aᵢᵢ was inf
+    # and it returned a factor of NaN with shift = inf; FalkonPreconditioner failed saying
+    # "T Tᵀ/M + λI holds NaN or infinity", and block_cg stopped at once on a "breakdown"
+    A = 1e10 * np.ones((3, 3))
+    with pytest.raises(ValueError, match="eps must be a relative precision below 1"):
+        cholesky_jitter(A.copy(), eps=eps)
+    with pytest.raises(ValueError, match="eps must be a relative precision below 1"):
+        FalkonPreconditioner(A.copy(), 1e-3, 10, eps=eps)
+    with pytest.raises(ValueError, match="eps must be a relative precision below 1"):
+        block_cg(lambda P: _H @ P, np.ones((2, 1)), eps=eps)
+    B = FalkonPreconditioner(np.eye(2), 1e-3, 10)
+    with pytest.raises(ValueError, match="eps must be a relative precision below 1"):
+        falkon_solve(B, lambda V: V, np.ones((2, 1)), 1e-3, 10, eps=eps)
+    # a coarse precision below 1 is still taken
+    T, shift = cholesky_jitter(A.copy(), eps=0.5)
+    assert np.isfinite(T).all() and np.isfinite(shift)
