@@ -273,3 +273,20 @@ def test_ridge_leverage_scores_name_a_z_whose_gram_overflows():
         ridge_leverage_scores(Z, diag, 1.0),
         rtol=1e-12,
     )
+
+
+@pytest.mark.parametrize("ridge", [1e-310, 5e-324])
+def test_leverage_scores_that_overflow_name_ridge(ridge):
+    # Nλ below 1e-308 made (K_ii − ‖z_i‖²)/(Nλ) inf: the scores were inf with numpy's bare
+    # "overflow encountered", and Nystroem drew its landmarks from NaN (or all-zero)
+    # probabilities without a word
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    Z = np.random.default_rng(1).normal(size=(50, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=f"ridge={ridge!r} is so small .* overflows"):
+            ridge_leverage_scores(Z, np.full(50, 10.0), ridge)
+        with pytest.raises(ValueError, match=f"ridge={ridge!r} is so small .* overflows"):
+            Nystroem(n_components=10, sampling="leverage", ridge=ridge, random_state=0).fit(X)
+        # a small ridge whose scores stay finite is still taken
+        Nystroem(n_components=10, sampling="leverage", ridge=1e-300, random_state=0).fit(X)

@@ -150,7 +150,23 @@ def ridge_leverage_scores(Z, diag, ridge):
     # z_iᵀ G⁻¹ z_i = ‖L⁻¹ z_i‖²
     W = solve_triangular(L, Z.T, lower=True)
     residual = np.clip(diag - np.einsum("ij,ij->i", Z, Z), 0, None)
-    return np.einsum("ij,ij->j", W, W) + residual / mu
+    with np.errstate(over="ignore"):  # refused by name
+        scores = np.einsum("ij,ij->j", W, W) + residual / mu
+    return _check_scores(scores, ridge)
+
+
+def _check_scores(scores, ridge):
+    """``scores`` after checking that they and their sum are finite. A ridge of 1e-310 made
+    (K_ii − ‖z_i‖²)/(Nλ) overflow: the scores were inf (or their sum), and Nystroem's
+    sampling probabilities NaN (or all 0), with numpy's bare "overflow encountered"."""
+    with np.errstate(over="ignore"):
+        total = scores.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            f"ridge={ridge!r} is so small that the leverage scores' diagonal term "
+            "(K_ii − ‖z_i‖²)/(Nλ) overflows floating point; raise ridge."
+        )
+    return scores
 
 
 def _effective_ridge(Z, diag, target):
@@ -391,7 +407,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             else:
                 # the pilot's K̂ is numerically zero (rank 0): K̃ = 0 and the scores are the
                 # diagonal term alone (ridge_leverage_scores refused the empty Z, naming it)
-                scores = np.clip(diag, 0, None) / (n * ridge)
+                with np.errstate(over="ignore"):  # refused by name
+                    scores = _check_scores(np.clip(diag, 0, None) / (n * ridge), ridge)
             total = scores.sum()
             # a kernel that vanishes on X (values that underflow) has no scores to weigh
             # by: draw uniformly, where 0/0 made every probability NaN
