@@ -834,8 +834,10 @@ def load_benchmark(name):
 
     if not isinstance(name, str) or not name or not name.replace("_", "").isalnum():
         raise ValueError(f"name must be the stem of a stored benchmark record, got {name!r}.")
-    path = benchmark_results_dir() / f"{name}.json"
-    if not path.is_file():
-        known = sorted(p.stem for p in benchmark_results_dir().glob("*.json"))
+    # the name is looked up among the records, not as a path: a name of 300 letters failed
+    # in the file system with "[Errno 36] File name too long"
+    known = sorted(p.stem for p in benchmark_results_dir().glob("*.json"))
+    if name not in known:
         raise ValueError(f"no stored benchmark record {name!r}; known records: {known}.")
+    path = benchmark_results_dir() / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))

@@ -586,3 +586,10 @@ def test_download_that_is_not_a_bool_is_named(monkeypatch, tmp_path, isolated, d
         ds.load_covertype_full(download=download)
     X, _ = ds.load_covertype_full(download=np.False_)
     assert X.shape == (30, 54)
+
+
+@pytest.mark.parametrize("name", ["a" * 300, "nope"])
+def test_load_benchmark_of_an_unknown_name_lists_the_records(name):
+    # a name of 300 letters failed in the file system with "[Errno 36] File name too long"
+    with pytest.raises(ValueError, match="no stored benchmark record .* known records: .*"):
+        ds.load_benchmark(name)
