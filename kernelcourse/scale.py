@@ -167,7 +167,8 @@ def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
 
     Storing :math:`\mathbf K` takes :math:`\text{itemsize}\cdot n^2` bytes (8 TB at n = 10⁶ in
     float64; :doc:`chapter 11 </book/11_scaling_up>`) and a Cholesky solve takes :math:`n^3/3`
-    floating-point operations.
+    floating-point operations. n may be an array of sizes; a cost beyond the float range is
+    ``inf``.
 
     Examples
     --------
@@ -177,6 +178,16 @@ def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
     8 TB, 9259 hours at 10 GFLOP/s
     """
     arr = np.asarray(n)
+    if arr.dtype == object and all(
+        isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr.flat
+    ):
+        # integers beyond int64 (10**200) are numbers of points too, not "not a number"
+        try:
+            arr = np.asarray([float(v) for v in arr.flat]).reshape(arr.shape)
+        except OverflowError:
+            raise ValueError(
+                "n must be finite and >= 0, got an integer beyond the float range."
+            ) from None
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"n must be a number of points (or an array of them), got {n!r}.")
     n = arr.astype(np.float64)
@@ -184,7 +195,8 @@ def exact_krr_cost(n, *, itemsize=8, flops_per_second=1e10):
         raise ValueError(f"n must be finite and >= 0, got {arr!r}.")
     itemsize = check_positive(itemsize, "itemsize")
     flops_per_second = check_positive(flops_per_second, "flops_per_second")
-    return itemsize * n**2, n**3 / 3 / flops_per_second
+    with np.errstate(over="ignore"):  # the correctly rounded cost, not numerical trouble
+        return itemsize * n**2, n**3 / 3 / flops_per_second
 
 
 # -- Nyström kernel ridge regression solved by FALKON ----------------------------------------------

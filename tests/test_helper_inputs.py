@@ -1,6 +1,7 @@
 """The public helpers refuse bad input with an error that names the argument."""
 
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -71,6 +72,19 @@ def test_planted_motif_sequences_takes_as_many_copies_as_letters():
 def test_exact_krr_cost_refuses_bad_n(n):
     with pytest.raises((ValueError, TypeError), match="n must"):
         exact_krr_cost(n)
+
+
+def test_exact_krr_cost_of_sizes_beyond_the_float_range():
+    # 10**200 points, a Python int beyond int64, was "not a number of points"; 1e300 gave
+    # numpy's bare "overflow encountered in square"; the cost is inf, said in the docstring
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert exact_krr_cost(10**200) == (np.inf, np.inf)
+        assert exact_krr_cost(1e300) == (np.inf, np.inf)
+        memory, seconds = exact_krr_cost([10**200, 10**6])
+        np.testing.assert_array_equal(memory, [np.inf, 8e12])
+    with pytest.raises(ValueError, match="n must be finite"):
+        exact_krr_cost(10**400)
 
 
 def test_exact_krr_cost_on_good_n():
