@@ -604,3 +604,18 @@ def test_arguments_beyond_their_phase_warn(map_):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         rff.set_params(gamma=1e10).fit(X).transform(X)  # arguments of 1e5: fine
+
+
+@pytest.mark.parametrize(
+    "kernel, params",
+    [("laplacian", {"gamma": 1e300}), ("matern", {"kernel_params": {"length_scale": 1e-300}})],
+)
+def test_leverage_sampling_of_a_heavy_tailed_pool_on_large_x_names_the_cause(kernel, params):
+    # the Cauchy or Student-t pool on X of 1e150 made ωᵀx infinite, and the Cholesky factor
+    # of ZZᵀ failed in scipy with "array must not contain infs or NaNs"
+    X = 1e150 * np.random.default_rng(0).normal(size=(30, 3))
+    rff = RandomFourierFeatures(
+        kernel=kernel, sampling="leverage", n_components=8, random_state=0, **params
+    )
+    with pytest.raises(ValueError, match="cosine's arguments ωᵀx \\+ b overflow"):
+        rff.fit(X)

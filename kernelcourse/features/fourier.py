@@ -33,6 +33,7 @@ from .._validation import (
     all_finite,
     as_float_matrix,
     cast_to,
+    check_cosine_arguments,
     check_count,
     check_memory,
     gamma_constraint,
@@ -475,7 +476,11 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         pool_scale = math.sqrt(measure.mass / n_pool)
 
         def features(start):
-            P = rows @ pool[start : start + block].T
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+                P = rows @ pool[start : start + block].T
+            # a heavy-tailed pool (Cauchy, Student-t) on large X made ωᵀx infinite: the
+            # Cholesky factor of ZZᵀ failed in scipy with "array must not contain infs or NaNs"
+            check_cosine_arguments(P)
             return np.hstack([np.cos(P), np.sin(P)]) * pool_scale
 
         # ZZᵀ = Σ_b Z_b Z_bᵀ ≈ K on those rows; τ_j sums the cos and the sin column of ω_j.
