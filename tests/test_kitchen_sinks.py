@@ -181,3 +181,33 @@ def test_arccos_order_that_is_not_a_number_is_named(order):
     # an array failed in `order in (0, 1, 2)` with numpy's "truth value ... is ambiguous"
     with pytest.raises(ValueError, match="order must be 0, 1 or 2"):
         ArcCosine(order)
+
+
+def test_arc_cosine_order_0_at_nearly_parallel_rows_keeps_its_digits():
+    # J₀ = π − θ with θ = arccos(cos θ): a cosine rounded by ε gave θ ~ √ε, so K₀(x, 2x) was
+    # 1 − 5e-9 in K(X, X), while K(X) and diag said 1
+    X = np.array([[1.0, 1.0], [2.0, 2.0], [-1.0, -1.0000001], [1.0, 1.0 + 1e-9], [3.0, -1.0]])
+    k = ArcCosine(order=0)
+    K = k(X, X)
+    np.testing.assert_array_equal(K, k(X))
+    np.testing.assert_array_equal(np.diag(K), k.diag(X))
+    assert K[0, 1] == 1.0
+    # the angles from the exact directions, θ = atan(1 + δ) − π/4 (and π minus it)
+    np.testing.assert_allclose(K[0, 3], 1 - (math.atan(1 + 1e-9) - math.pi / 4) / math.pi)
+    np.testing.assert_allclose(K[0, 2], (math.atan(1.0000001) - math.pi / 4) / math.pi)
+
+
+@pytest.mark.parametrize("order", [0, 1, 2])
+def test_arc_cosine_of_zero_and_tiny_rows(order):
+    # K₀(x, 0) was 1 and K₀(0, 0) = 1 (a Gram matrix with a negative eigenvalue, where the
+    # features √2 Θ(wᵀx) of a zero row are 0); rows of 1e-200, whose ‖x‖‖y‖ underflows,
+    # took cos θ = 1 whatever their angle
+    k = ArcCosine(order=order)
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    K = k(X)
+    np.testing.assert_array_equal(K[2], 0.0)
+    np.testing.assert_array_equal(k.diag(X), np.diag(K))
+    assert np.linalg.eigvalsh(K).min() > -1e-15
+    if order == 0:  # scale-free: the angle alone
+        np.testing.assert_array_equal(k(1e-200 * X), K)
+        np.testing.assert_array_equal(k.diag(1e-200 * X), np.diag(K))

@@ -43,7 +43,7 @@ from .._validation import (
     validate_data,
     warn_if_phase_lost,
 )
-from ..kernels import Kernel, _unit_rows_and_norms, distances
+from ..kernels import Kernel, _refine_near_pairs, _unit_rows_and_norms, distances
 
 __all__ = ["ArcCosine", "RandomKitchenSinks", "fit_box_constrained", "BASES"]
 
@@ -59,7 +59,8 @@ class ArcCosine(Kernel):
     with :math:`J_0 = \pi - \theta`, :math:`J_1 = \sin\theta + (\pi - \theta)\cos\theta`,
     :math:`J_2 = 3\sin\theta\cos\theta + (\pi - \theta)(1 + 2\cos^2\theta)`. It equals
     :math:`2\,\mathbf E_{w \sim N(0, I)}[\Theta(w^Tx)\Theta(w^Ty)(w^Tx)^n(w^Ty)^n]`: an infinite
-    network of step (n = 0), ReLU (n = 1) or squared-ReLU (n = 2) units.
+    network of step (n = 0), ReLU (n = 1) or squared-ReLU (n = 2) units. With
+    :math:`\Theta(0) = 0`, as in the features, :math:`K_n(x, 0) = 0` for every n.
 
     Parameters
     ----------
@@ -91,14 +92,19 @@ class ArcCosine(Kernel):
         Uy, ny = _unit_rows_and_norms(Y)
         with np.errstate(over="ignore"):
             denom = np.outer(nx, ny)
-        cos = np.where(denom > 0, Ux @ Uy.T, 1.0)
+        # a zero row, by its norm: ‖x‖‖y‖ underflows to 0 for rows of 1e-200, whose angle
+        # K₀ still needs (it took cos θ = 1 there, K₀ = 1 whatever the angle)
+        zero = (nx == 0)[:, None] | (ny == 0)[None, :]
+        cos = np.where(zero, 1.0, Ux @ Uy.T)
         cos = np.clip(cos, -1.0, 1.0)
         if symmetric:
             np.fill_diagonal(cos, 1.0)  # θ(x, x) = 0 exactly, whatever the round-off
         theta = np.arccos(cos)
         sin = np.sqrt(1.0 - cos**2)
         if self.order == 0:
-            J = math.pi - theta
+            J = math.pi - _near_axis_angles(theta, cos, Ux, Uy)
+            # Θ(wᵀ0) = 0: a zero row has the zero feature, K(x, 0) = 0 (1 was not PSD)
+            J[zero] = 0.0
         elif self.order == 1:
             J = sin + (math.pi - theta) * cos
         else:
@@ -112,7 +118,29 @@ class ArcCosine(Kernel):
         sq = np.einsum("ij,ij->i", X, X)
         # θ = 0 gives J_0 = J_1 = π and J_2 = 3π, so K(x, x) = c_n ‖x‖^{2n}.
         c = {0: 1.0, 1: 1.0, 2: 3.0}[self.order]
+        if self.order == 0:  # K(0, 0) = 0, as in _gram (‖x‖² underflows for x of 1e-200)
+            return np.where((X != 0).any(axis=1), c, 0.0).astype(X.dtype, copy=False)
         return c * sq**self.order
+
+
+def _near_axis_angles(theta, cos, Ux, Uy):
+    """``theta`` = arccos(``cos``) for the unit rows ``Ux``, ``Uy``, recomputed where x and y
+    are nearly parallel or antiparallel as θ = 2 atan2(‖u − v‖, ‖u + v‖) from the differences.
+    There arccos has an infinite slope: a cosine rounded by ε gives θ ~ √ε, and
+    J₀ = π − θ, whose slope stays 1, made K₀(x, 2x) = 1 − 5e-9 instead of 1 (J₁ and J₂ are
+    flat there, and keep ε)."""
+    eps = float(np.finfo(cos.dtype).eps)
+    limit = 1e6 * eps  # θ or π − θ below 1000 √ε; beyond, arccos's error ε/θ is below √ε/1000
+    chord = np.clip(2.0 - 2.0 * cos, 0.0, None)
+    span = np.clip(2.0 + 2.0 * cos, 0.0, None)
+    near = (chord <= limit) | (span <= limit)
+    if not near.any():
+        return theta
+    _refine_near_pairs(chord, Ux, Uy, 1.0, limit)
+    _refine_near_pairs(span, Ux, -Uy, 1.0, limit)
+    theta = theta.copy()
+    theta[near] = 2.0 * np.arctan2(np.sqrt(chord[near]), np.sqrt(span[near]))
+    return theta
 
 
 class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
