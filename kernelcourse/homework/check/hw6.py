@@ -3,7 +3,9 @@
 Random binning (Rahimi & Recht 2007; :doc:`chapter 9 </book/09_nystroem_vs_rff>`,
 :doc:`chapter 11 </book/11_scaling_up>`) puts two points in the same cell of a random grid of
 width δ with probability max(0, 1 − Δ/δ). The checks test properties every correct answer has:
-that the widths make this co-occupancy the kernel the question names, that a point's features
+that the widths make this co-occupancy the kernel the question names and are drawn by inverting
+their distribution function (a monotone function of the uniforms the generator gives, which
+with the right law is the inverse of F and nothing else), that a point's features
 depend on the point alone, that points in one cell share a bucket and that distinct cells share
 one as often as a random hash makes them. None stores a width, a density or a feature value.
 :class:`kernelcourse.features.RandomBinningFeatures` is there to compare with, not to call.
@@ -56,6 +58,34 @@ def q1(student_rational_widths, *, seed=None):
         other = as_numbers(other, "widths")
         assert other.shape == np.shape(a), f"got shape {other.shape} for another seed"
         assert not np.allclose(a, other), "different seeds gave the same widths"
+
+    @c.test(
+        "inverts F: the widths are a monotone function of the uniforms that rng.random(size) "
+        "draws from the generator given",
+        "draw one uniform per width with rng.random(size) (rng.uniform(size=size) gives the "
+        "same numbers) and return the root of F(δ) = U for each (or of 1 − F(δ) = U): another "
+        "way to draw the same law (another generator method, or more than one uniform per "
+        "width) fails this test.",
+    )
+    def _():
+        for size in (2000, (40, 25)):
+            h = int(rng.integers(2**31))
+            gamma = float(rng.uniform(0.3, 3.0))
+            W = as_numbers(c.fn(size, gamma, np.random.default_rng(h)), "W")
+            U = np.random.default_rng(h).random(size)
+            assert W.shape == U.shape, f"size {size} gave shape {W.shape}"
+            assert np.all(np.isfinite(W)), "the widths contain NaN or infinity"
+            # in the order of the uniforms, the widths rise (or fall) throughout, up to the
+            # round-off of a numerical root
+            steps = np.diff(W.ravel()[np.argsort(U.ravel())])
+            slack = 1e-6 * (1.0 + np.abs(W.ravel()).max())
+            rising, falling = np.all(steps >= -slack), np.all(steps <= slack)
+            assert rising or falling, (
+                "your widths are not a monotone function of the uniforms that "
+                f"rng.random({size!r}) draws from the generator you are given: "
+                f"{np.mean(steps < -slack):.0%} of the steps between neighbouring "
+                "uniforms go down"
+            )
 
     hint = (
         "two points at distance Δ share a cell of width δ with probability max(0, 1 − Δ/δ); "
