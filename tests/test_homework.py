@@ -709,6 +709,169 @@ def test_hw4_q2_fails_a_step_that_follows_the_slope_for_negative_curvature(seed,
     assert "against the slope" in capsys.readouterr().out
 
 
+def _bounds_and_gradient(alpha, K, y, C):
+    beta = alpha * y
+    v = y - K @ beta
+    return v, beta < np.where(y > 0, C, 0.0), beta > np.where(y > 0, 0.0, -C)
+
+
+def _shrinkable_by_partner_search(alpha, K, y, C):
+    """The right mask, from a search for a violating partner of each variable at a bound: one
+    vector operation per variable, O(n²) (the check's own brute force, copied)."""
+    v, up, low = _bounds_and_gradient(alpha, K, y, C)
+    out = np.zeros(len(y), bool)
+    for t in np.flatnonzero(~(up & low)):
+        partners = v[up] > v[t] if low[t] else v[low] < v[t]
+        out[t] = not partners.any()
+    return out
+
+
+def _shrinkable_by_pair_table(alpha, K, y, C):
+    """The right mask, from the n × n table of violating pairs."""
+    v, up, low = _bounds_and_gradient(alpha, K, y, C)
+    pairs = up[:, None] & low[None, :] & (v[:, None] > v[None, :])
+    return ~(up & low) & ~(pairs.any(axis=0) | pairs.any(axis=1))
+
+
+def _shrinkable_by_double_loop(alpha, K, y, C):
+    """The right mask, from a loop over the partners inside a loop over the variables."""
+    v, up, low = _bounds_and_gradient(alpha, K, y, C)
+    n = len(y)
+    out = np.zeros(n, bool)
+    for t in range(n):
+        if up[t] and low[t]:
+            continue
+        out[t] = True
+        for s in range(n):
+            if (low[t] and up[s] and v[s] > v[t]) or (up[t] and low[s] and v[t] > v[s]):
+                out[t] = False
+                break
+    return out
+
+
+def _shrinkable_via_k_times_beta(alpha, K, y, C):
+    """The right rule, but v from the n × n product K * beta summed, not from K @ beta."""
+    beta = alpha * y
+    v = y - (K * beta).sum(axis=1)
+    up, low = beta < np.where(y > 0, C, 0.0), beta > np.where(y > 0, 0.0, -C)
+    return (~up & (v > v[up].max())) | (~low & (v < v[low].min()))
+
+
+@pytest.mark.parametrize(
+    "fn, message",
+    [
+        (_shrinkable_by_partner_search, "a vector operation inside a loop over the variables"),
+        (_shrinkable_by_pair_table, "bytes per variable at once"),
+        (_shrinkable_by_double_loop, "a loop over the partners inside a loop over the variables"),
+        (_shrinkable_via_k_times_beta, "bytes per variable at once"),
+    ],
+    ids=["partner-search", "pair-table", "double-loop", "K-times-beta"],
+)
+def test_hw4_q3_fails_a_right_mask_found_in_quadratic_work(fn, message, capsys):
+    """Question 3 asks for a rule that costs O(n) once v is known. The check counts the work
+    (Python steps, vector operations, memory held at once) instead of timing it: each of these
+    right answers fails that test alone, whatever the seed."""
+    for seed in (0, 1, None):
+        with pytest.raises(AssertionError, match=r"hw4\.q3: 1 of 4 checks failed"):
+            check.hw4.q3(fn, seed=seed)
+        out = capsys.readouterr().out
+        assert "[FAIL] costs O(n) once v is known" in out and message in out
+
+
+def _shrinkable_by_python_loop(alpha, K, y, C):
+    """The O(n) rule written as two plain loops over the variables."""
+    alpha = np.asarray(alpha, dtype=float)
+    v = y - K @ (alpha * y)
+    n = len(y)
+    grows = [alpha[t] < C if y[t] > 0 else alpha[t] > 0 for t in range(n)]
+    falls = [alpha[t] > 0 if y[t] > 0 else alpha[t] < C for t in range(n)]
+    m = max(v[t] for t in range(n) if grows[t])
+    M = min(v[t] for t in range(n) if falls[t])
+    return np.array([(not grows[t] and v[t] > m) or (not falls[t] and v[t] < M) for t in range(n)])
+
+
+def _shrinkable_by_sorting(alpha, K, y, C):
+    """The rule with m and M read off sorted copies: O(n log n), vectorised."""
+    beta = alpha * y
+    v = y - np.dot(K, beta)
+    up, low = beta < np.where(y > 0, C, 0.0), beta > np.where(y > 0, 0.0, -C)
+    return (~up & (v > np.sort(v[up])[-1])) | (~low & (v < np.sort(v[low])[0]))
+
+
+@pytest.mark.parametrize("fn", [_shrinkable_by_python_loop, _shrinkable_by_sorting])
+def test_hw4_q3_passes_other_ways_of_writing_the_rule(fn, capsys):
+    for seed in (0, 1, None):
+        assert check.hw4.q3(fn, seed=seed) is None
+    assert "[FAIL]" not in capsys.readouterr().out
+
+
+def test_work_counter_counts_without_a_clock_and_restores_the_tracer():
+    import tracemalloc
+
+    def rule(v):
+        return (v > v.max()) | (v < v.min())
+
+    def quadratic(v):
+        return [bool((v > x).any()) for x in v]
+
+    def before(frame, event, arg):
+        return None
+
+    v = np.random.default_rng(0).normal(size=500)
+    sys.settrace(before)
+    try:
+        with check.hw4.WorkCounter(500) as linear:
+            rule(v)
+        assert sys.gettrace() is before
+        with check.hw4.WorkCounter(500) as loop:
+            quadratic(v)
+        with pytest.raises(check.hw4.WorkCounter.Exceeded):
+            with check.hw4.WorkCounter(500, max_steps=100):
+                quadratic(v)
+        assert sys.gettrace() is before
+    finally:
+        sys.settrace(None)
+    assert not tracemalloc.is_tracing()
+    assert linear.steps <= 20 and linear.vector_ops <= 5 and linear.peak_bytes < 10 * 500
+    assert loop.vector_ops >= 500 and loop.steps >= 500
+    with check.hw4.WorkCounter(500) as table:
+        np.subtract.outer(v, v)
+    assert table.peak_bytes >= 8 * 500**2
+
+
+def _widths_from_the_beta_law(size, gamma, rng):
+    """hw6 q1 by the law of v = 1 / (1 + γδ), Beta(2, 2), drawn with rng.beta: the right
+    widths in law, but not by inverting F as the question asks."""
+    return (1.0 / rng.beta(2.0, 2.0, size=size) - 1.0) / gamma
+
+
+@pytest.mark.parametrize("seed", [0, 1, None])
+def test_hw6_q1_fails_widths_of_the_right_law_not_drawn_by_inverting_f(seed, capsys):
+    with pytest.raises(AssertionError, match=r"hw6\.q1: 1 of 5 checks failed"):
+        check.hw6.q1(_widths_from_the_beta_law, seed=seed)
+    out = capsys.readouterr().out
+    assert "[FAIL] inverts F" in out and "not a monotone function of the uniforms" in out
+
+
+def test_hw6_q1_passes_the_inverse_of_f_at_one_minus_u_and_a_numerical_root(capsys):
+    def falling(size, gamma, rng):  # F(δ) = 1 − U: the solution's map, mirrored
+        v = 0.5 - np.sin(np.arcsin(2.0 * rng.random(size) - 1.0) / 3.0)
+        return (1.0 / v - 1.0) / gamma
+
+    def bisection(size, gamma, rng):  # F(δ) = U, i.e. 3v² − 2v³ = 1 − U, by bisection in v
+        target = 1.0 - rng.random(size)
+        lo, hi = np.zeros_like(target), np.ones_like(target)
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            below = 3 * mid**2 - 2 * mid**3 < target
+            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        return (2 / (lo + hi) - 1.0) / gamma
+
+    for fn in (falling, bisection):
+        assert check.hw6.q1(fn, seed=0) is None
+    assert "[FAIL]" not in capsys.readouterr().out
+
+
 def test_hw3_q2_fails_a_cauchy_law_of_scale_one_over_gamma(capsys):
     from scipy import special
 

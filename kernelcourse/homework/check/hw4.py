@@ -7,20 +7,24 @@ The checks test properties, not agreement with a solver: the step must be feasib
 never lose objective, and be the best point on its line when the kernel is positive
 definite and when, for a pair with a_ij < 0, the best end lies against the slope; the
 shrinking rule must set aside exactly the variables at a bound that belong to no
-violating pair, and the solver's α must satisfy the KKT conditions. LIBSVM
+violating pair, and do a fixed number of passes over the variables (counted by
+:class:`WorkCounter`, never timed), and the solver's α must satisfy the KKT conditions. LIBSVM
 (scikit-learn's ``SVC``) only provides the partly solved problems that the shrinking
 check starts from; it may not be called from the student's code.
 """
 
 from __future__ import annotations
 
+import sys
+import tracemalloc
+
 import numpy as np
 from sklearn.svm import SVC
 
 from ...kernels import RBF
-from ._core import SelfCheck, as_numbers, close, fresh_rng
+from ._core import SelfCheck, as_numbers, close, fresh_rng, handed
 
-__all__ = ["q1", "q2", "q3", "q4", "toy_problem", "sigmoid_problem"]
+__all__ = ["q1", "q2", "q3", "q4", "toy_problem", "sigmoid_problem", "WorkCounter"]
 
 # What else would answer these questions in one call.
 SVM_SOLVERS = ("sklearn.svm",)
@@ -403,9 +407,111 @@ def _violating_partners(alpha, K, y, C):
     return excess, up & low
 
 
+class WorkCounter:
+    """Count the work of the code that runs inside the block, without a clock.
+
+    Three counts, each the same on every CPU and under any load:
+
+    * ``steps``: the lines of Python executed (in every function called, numpy's own Python
+      code included). A loop over the variables takes about n of them; a loop inside such a
+      loop takes about n².
+    * ``vector_ops``: the stretches of code between two steps that allocate at least one byte
+      per variable (``n`` bytes), as a new mask or vector of length n does. A fixed number of
+      passes over the variables makes a fixed number of them, however large n is; a vector
+      operation inside a loop over the variables makes about n.
+    * ``peak_bytes``: the most memory held at once beyond what was in use before the block,
+      by tracemalloc (an n × n temporary shows here).
+
+    Parameters
+    ----------
+    n : int
+        The number of variables: the size of a vector operation.
+    max_steps : int or None
+        Stop the block with :class:`WorkCounter.Exceeded` after this many steps (a loop
+        inside a loop would otherwise run for a long time under the counter).
+    """
+
+    class Exceeded(Exception):
+        """Raised inside the counted code when it takes more than ``max_steps`` steps."""
+
+    def __init__(self, n, max_steps=None):
+        self.n = int(n)
+        self.max_steps = max_steps
+        self.steps = self.vector_ops = self.peak_bytes = 0
+
+    # entered and left under the package guard, around the student's function
+    @handed
+    def __enter__(self):
+        self._was_tracing = tracemalloc.is_tracing()
+        if not self._was_tracing:
+            tracemalloc.start()
+        self._previous = sys.gettrace()
+        tracemalloc.reset_peak()
+        self._base = self._mark = tracemalloc.get_traced_memory()[0]
+        sys.settrace(self._on_call)
+        return self
+
+    @handed
+    def __exit__(self, *exc):
+        sys.settrace(self._previous)
+        self._stretch(step=False)
+        if not self._was_tracing:
+            tracemalloc.stop()
+        return False
+
+    def _on_call(self, frame, event, arg):
+        if frame.f_globals.get("__name__") in _UNCOUNTED:  # the counter and its with-block
+            return None
+        self._stretch(step=True)
+        return self._on_event
+
+    def _on_event(self, frame, event, arg):
+        self._stretch(step=event == "line")
+        return self._on_event
+
+    def _stretch(self, step):
+        """Close the stretch of code since the last event: its memory, then the step."""
+        current, peak = tracemalloc.get_traced_memory()
+        if peak - self._mark >= self.n:
+            self.vector_ops += 1
+        self.peak_bytes = max(self.peak_bytes, peak - self._base)
+        if step:
+            self.steps += 1
+            if self.max_steps is not None and self.steps > self.max_steps:
+                raise WorkCounter.Exceeded(f"more than {self.max_steps} steps")
+        tracemalloc.reset_peak()
+        self._mark = tracemalloc.get_traced_memory()[0]
+
+
+_UNCOUNTED = (__name__, "contextlib")
+
+
+def _near_optimum(rng, n, C):
+    """A problem of ``n`` points and the α of a LIBSVM fit to tol 10⁻³: most variables sit at a
+    bound and belong to no violating pair, so a search for partners scans all of them."""
+    X, y, K = toy_problem(rng, n=n, gamma=float(rng.uniform(0.5, 2.0)))
+    svc = SVC(C=C, kernel="precomputed", tol=1e-3).fit(K, y)
+    alpha = np.zeros(n)
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    alpha[np.isclose(alpha, C, rtol=0, atol=1e-12 * C)] = C
+    return alpha, K, y
+
+
+#: The size of the problem on which q3 counts the work, and what an O(n) rule stays within
+#: there: steps per variable (a Python loop over the variables takes about 9), vector
+#: operations in all (the solution makes at most 9), and bytes held at once per variable
+#: (the solution holds about 30; an n × n mask holds n).
+COST_N = 1000
+STEPS_PER_VARIABLE = 100
+MAX_VECTOR_OPS = 60
+BYTES_PER_VARIABLE = 200
+
+
 def q3(student_shrinkable, *, seed=None):
     """Check ``shrinkable(alpha, K, y, C)``: a boolean mask of the variables at a
-    bound that belong to no violating pair."""
+    bound that belong to no violating pair, found in O(n) once v is known (the work is
+    counted by :class:`WorkCounter`, on a problem near its optimum, where a search for
+    partners would scan all of them)."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw4.q3", student_shrinkable, forbid=SVM_SOLVERS)
     cases = [_partly_solved(rng, C) for C in (0.5, 1.0, 5.0, 20.0)]
@@ -449,5 +555,35 @@ def q3(student_shrinkable, *, seed=None):
             excess, free = _violating_partners(alpha, K, y, C)
             missed = ~mask(alpha, K, y, C) & ~free & (excess < -1e-9)
             assert not missed.any(), f"{int(missed.sum())} shrinkable variables kept"
+
+    @c.test(
+        f"costs O(n) once v is known: on n = {COST_N:,} variables, at most "
+        f"{STEPS_PER_VARIABLE} Python steps per variable, {MAX_VECTOR_OPS} vector operations "
+        f"and {BYTES_PER_VARIABLE} bytes per variable held at once (counted, not timed)",
+        "compute v = y − Kβ with one matrix–vector product (K @ beta), then m(β) and M(β) once "
+        "each, and compare every v_t with them: no search for partners variable by variable, "
+        "no n × n array (such as K * beta or v[:, None] − v[None, :]).",
+    )
+    def _():
+        C = float(rng.choice([0.5, 1.0, 10.0]))
+        alpha, K, y = _near_optimum(rng, COST_N, C)
+        counter = WorkCounter(COST_N, max_steps=STEPS_PER_VARIABLE * COST_N + 10_000)
+        try:
+            c.guarded_call(c.student_fn, (alpha, K, y, C), {}, counter)
+        except WorkCounter.Exceeded:
+            raise AssertionError(
+                f"your function took more than {counter.max_steps:,} Python steps on "
+                f"{COST_N:,} variables (stopped there): a loop over the partners inside a loop "
+                "over the variables is O(n²)"
+            ) from None
+        assert counter.vector_ops <= MAX_VECTOR_OPS, (
+            f"your function ran {counter.vector_ops:,} operations on whole vectors on "
+            f"{COST_N:,} variables: a vector operation inside a loop over the variables is O(n²)"
+        )
+        held = counter.peak_bytes / COST_N
+        assert held <= BYTES_PER_VARIABLE, (
+            f"your function held {held:,.0f} bytes per variable at once on {COST_N:,} "
+            "variables: an n × n array"
+        )
 
     c.finish()
