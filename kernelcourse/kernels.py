@@ -114,6 +114,7 @@ class Kernel:
         # Finite inputs give a non-finite entry only through overflow.
         with np.errstate(over="ignore", invalid="ignore"):
             K = self._gram(X, Y)
+            _check_block(self, "_gram", K, (len(X), len(X if Y is None else Y)))
             if not all_finite(K) and X.dtype == np.float32:
                 K = _in_float64(self._gram, X, Y)
         if not all_finite(K):
@@ -133,6 +134,7 @@ class Kernel:
         X = as_float_matrix(X, "X")
         with np.errstate(over="ignore", invalid="ignore"):
             d = self._diag(X)
+            _check_block(self, "_diag", d, (len(X),))
             if not np.isfinite(d).all() and X.dtype == np.float32:
                 d = _in_float64(self._diag, X)
         if not np.isfinite(d).all():
@@ -238,6 +240,23 @@ class Kernel:
 
     def __hash__(self):
         return hash(repr(self))
+
+
+def _check_block(kernel, method, K, shape):
+    """Refuse what a kernel's own ``_gram`` or ``_diag`` returned unless it is a real numpy
+    array of ``shape``: a subclass's block of the wrong shape failed far away ("y has 20
+    entries but the data have 1 rows" in an SVM), a list in a NumPy attribute lookup, and a
+    complex one lost its imaginary part with only numpy's ComplexWarning."""
+    if not isinstance(K, np.ndarray) or K.dtype.kind not in "biuf" or K.shape != shape:
+        got = (
+            f"{type(K).__name__} of dtype {K.dtype} and shape {K.shape}"
+            if isinstance(K, np.ndarray)
+            else type(K).__name__
+        )
+        raise TypeError(
+            f"{method} of the kernel {kernel!r} must return a real numpy array of shape "
+            f"{shape}, got {got}."
+        )
 
 
 def _overflow_error(kernel, what, X, Y, x_name, y_name):

@@ -411,3 +411,49 @@ def test_near_pairs_found_by_row_extremes_match_the_whole_block_search(factor):
     generic = _refine_near_pairs(B.copy(), X, Z, factor, limit, xp=compat_numpy)
     np.testing.assert_array_equal(ours, generic)
     assert ours[3, 0] == 0.0 and ours[59, 4] == 0.0
+
+
+class _ReturnsThis(kn.Kernel):
+    """A user kernel whose _gram and _diag return what it is given (applied to a true Gram
+    block, or diagonal)."""
+
+    def __init__(self, gram=lambda K: K, diag=lambda d: d):
+        self.gram, self.diag_of = gram, diag
+
+    def _params(self):
+        return {}
+
+    def _gram(self, X, Y):
+        return self.gram(kn.RBF(1.0)._gram(X, Y))
+
+    def _diag(self, X):
+        return self.diag_of(np.ones(len(X)))
+
+
+@pytest.mark.parametrize(
+    "gram, diag, method, got",
+    [
+        (lambda K: K[:, :1], None, "_gram", r"shape \(6, 1\)"),
+        (lambda K: K.ravel(), None, "_gram", r"shape \(36,\)"),
+        (lambda K: K.tolist(), None, "_gram", "list"),
+        (lambda K: K + 0j, None, "_gram", "dtype complex128"),
+        (None, lambda d: d[1:], "_diag", r"shape \(5,\)"),
+    ],
+)
+def test_a_user_kernel_returning_a_wrong_block_is_named(gram, diag, method, got):
+    # a block of the wrong shape failed far away ("y has 20 entries but the data have 1
+    # rows" in KernelSVC), a list with "'list' object has no attribute 'sum'", and a
+    # complex block lost its imaginary part with numpy's ComplexWarning only
+    from kernelcourse.svm import KernelSVC
+
+    kwargs = {"gram": gram} if gram is not None else {"diag": diag}
+    k = _ReturnsThis(**kwargs)
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    match = f"{method} of the kernel .* must return a real numpy array of shape .*, got .*{got}"
+    with pytest.raises(TypeError, match=match):
+        k.diag(X) if diag is not None else k(X)
+    if gram is not None:
+        with pytest.raises(TypeError, match=match):
+            KernelSVC(kernel=k).fit(X, [0, 1] * 3)
+    # an integer block is a real one
+    np.testing.assert_array_equal(_ReturnsThis(lambda K: (K > 0.5).astype(int))(X).shape, (6, 6))
