@@ -1444,7 +1444,7 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, X=None, **kernel_para
     Parameters
     ----------
     kernel : str or Kernel
-        One of :data:`KERNEL_NAMES` or a kernel object (returned unchanged).
+        One of :data:`KERNEL_NAMES` or a kernel object on vectors (returned unchanged).
     gamma : float, "scale" or None
         γ for "rbf", "laplacian" and "polynomial"; None means 1 / n_features as in scikit-learn's
         ``KernelRidge`` and ``Nystroem``, and "scale" means 1 / (n_features · Var X), the
@@ -1465,6 +1465,14 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, X=None, **kernel_para
     RBF(gamma=0.25)
     """
     if isinstance(kernel, Kernel):
+        if kernel.domain != "vectors":
+            # a string kernel on numeric X failed inside it: "'numpy.ndarray' object has no
+            # attribute 'encode'"
+            raise ValueError(
+                f"kernel {kernel!r} compares {kernel.domain}, not numeric vectors; pass its "
+                "Gram matrix instead (kernelcourse.strings.string_gram, with "
+                "KernelSVC(kernel='precomputed'))."
+            )
         if gamma is not None or kernel_params:
             raise ValueError(
                 "gamma and kernel parameters must be set on the kernel object itself when "

@@ -457,3 +457,28 @@ def test_a_user_kernel_returning_a_wrong_block_is_named(gram, diag, method, got)
             KernelSVC(kernel=k).fit(X, [0, 1] * 3)
     # an integer block is a real one
     np.testing.assert_array_equal(_ReturnsThis(lambda K: (K > 0.5).astype(int))(X).shape, (6, 6))
+
+
+def test_estimators_refuse_a_string_kernel_by_name():
+    # KernelSVC(kernel=SpectrumKernel()) on numeric X failed inside the kernel with
+    # "'numpy.ndarray' object has no attribute 'encode'"
+    from kernelcourse.features import Nystroem, RandomFourierFeatures
+    from kernelcourse.ridge import KernelRidge
+    from kernelcourse.scale import NystroemKRR
+    from kernelcourse.strings import SpectrumKernel
+    from kernelcourse.svm import KernelSVC
+
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    y = np.arange(12) % 2
+    match = r"kernel SpectrumKernel\(.*\) compares strings, not numeric vectors; .*string_gram"
+    with pytest.raises(ValueError, match=match):
+        kn.resolve_kernel(SpectrumKernel(k=3))
+    for estimator in (
+        KernelSVC(kernel=SpectrumKernel(k=3)),
+        KernelRidge(kernel=SpectrumKernel(k=3)),
+        NystroemKRR(kernel=SpectrumKernel(k=3), n_components=4),
+        Nystroem(kernel=SpectrumKernel(k=3), n_components=4),
+        RandomFourierFeatures(kernel=SpectrumKernel(k=3)),
+    ):
+        with pytest.raises(ValueError, match=match):
+            estimator.fit(X, y)
