@@ -253,7 +253,9 @@ def _walk_cg_counted(A1, labels1, A2, labels2, lam, tol):
 
 def _rational_widths(size, gamma, rng):
     _touch()
-    return (1.0 / rng.beta(2.0, 2.0, size=size) - 1.0) / gamma
+    # the inverse of F(v) = 3v² − 2v³, the Beta(2, 2) law of 1 / (1 + γδ)
+    v = 0.5 - np.sin(np.arcsin(1.0 - 2.0 * rng.random(size)) / 3.0)
+    return (1.0 / v - 1.0) / gamma
 
 
 def _hashed_binning(X, widths, shifts, n_buckets, seed=0):
