@@ -480,7 +480,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 P = rows @ pool[start : start + block].T
             # a heavy-tailed pool (Cauchy, Student-t) on large X made ωᵀx infinite: the
             # Cholesky factor of ZZᵀ failed in scipy with "array must not contain infs or NaNs"
-            check_cosine_arguments(P)
+            # (the refusal only; a lost phase is transform's warning, on the data it maps)
+            check_cosine_arguments(P, np)
             return np.hstack([np.cos(P), np.sin(P)]) * pool_scale
 
         # ZZᵀ = Σ_b Z_b Z_bᵀ ≈ K on those rows; τ_j sums the cos and the sin column of ω_j.
