@@ -40,14 +40,13 @@ def test_forest_table_has_every_finished_run(forest):
     binning = by_method["random binning + ridge"]
     run = records.forest_runs(forest)["random_binning_ridge"]
     assert binning[2] == records.pct(run["accuracy"])
-    # the published accuracy sits beside the two methods Rahimi & Recht report
-    assert binning[3] == "97.8 %" and table.headers[3] == "published"
-    assert "Rahimi & Recht" in table.title
-    assert by_method["Fourier features + ridge"][3] == "88.4 %"
-    assert by_method["Nyström-FALKON"][3] == "—"
-    assert by_method["random forest"][3] == "—"
-    # the 7-class table has no published column
-    assert "published" not in records.forest_table(forest, "multiclass").headers
+    # the published accuracies of the two methods Rahimi & Recht report are in the title
+    assert table.headers == ["method", "setting", "accuracy"]
+    assert table.title.endswith(
+        "Published by Rahimi & Recht: 97.8 % for random binning + ridge, "
+        "88.4 % for Fourier features + ridge"
+    )
+    assert "Rahimi & Recht" not in records.forest_table(forest, "multiclass").title
 
 
 def test_forest_table_says_which_runs_kept_to_the_budgets(forest):
@@ -97,7 +96,14 @@ def test_tree_trials_table_lists_every_forest_size_and_boosting_setting(forest):
             for r in trees["hist_gradient_boosting"]["grid"]
         }
         assert len(table.cells) == sizes + len(hgb)
-        assert sum(row[-1] == "yes" for row in table.cells) == 3  # one setting kept per model
+        assert len(table.headers) == 4  # few columns: the table reads on a phone
+        kept = [row for row in table.cells if row[1].endswith(" (chosen)")]
+        assert [row[0] for row in kept] == [
+            records.FOREST_LABELS[m]
+            for m in ("random_forest", "extra_trees", "hist_gradient_boosting")
+        ]  # one setting kept per model
+        chosen = trees["random_forest"]["chosen"]["n_estimators"]
+        assert kept[0][1] == f"{chosen} trees (chosen)"
 
 
 def test_forest_runs_select_the_task(forest):
@@ -113,16 +119,22 @@ def test_binning_trials_table_lists_every_trial(forest):
     table = records.binning_trials_table(forest)
     grid = forest["validation"]["binning"]["grid"]
     assert len(table.cells) == len(grid)
-    assert sum(row[-1] == "yes" for row in table.cells) == sum(r["kept"] for r in grid)
+    assert table.headers == ["trial", "accuracy", "fit", "memory"]
+    kept = [row[0].endswith(" (chosen)") for row in table.cells]
+    assert kept == [r["kept"] for r in grid]
+    first = grid[0]
+    assert table.cells[0][0].startswith(f"γ = {first['gamma']:g}, λ = {first['lam']:g}")
 
 
 def test_lecture004_tables(lecture):
     adult = records.lecture004_svm_table(lecture, "adult", "Adult")
     assert adult.cells[0][0] == "exact RBF SVM (LIBSVM)"
     assert len(adult.cells) == 2 + 2 * 3
+    assert adult.headers[1] == "D or m" and "D or m: Fourier or Nyström" in adult.title
     cov = records.lecture004_svm_table(lecture, "covertype", "Covertype")
     # LIBSVM did not finish within its limit on Covertype: said so, not left blank
-    assert cov.cells[0][3].startswith("over ")
+    limit = records.lecture004_steps(lecture)["sklearn_svc", "covertype"]
+    assert cov.cells[0][3] == f"> {limit['limit_s']} s" and "result" not in limit
     pca = records.lecture004_pca_table(lecture)
     assert [row[0] for row in pca.cells] == ["kernel PCA", "Fourier PCA", "Nyström PCA"]
     # the lecture's numbers stand in a table of their own, not beside ours
@@ -148,8 +160,15 @@ def test_gpu_table_from_a_record():
         ],
     }  # fmt: skip
     table = records.gpu_table(record)
-    assert table.cells[0][:4] == ["Nyström-FALKON", "2 vs rest", "M = 50,000, γ = 0.1", "95.0 %"]
-    assert table.cells[1][-1] == "4.0 GiB"
+    assert table.cells[0] == ["Nyström-FALKON, type 2 vs rest", "M = 50,000, γ = 0.1", "95.0 %"]
+    assert table.cells[1][1] == "D = 20,000, γ = 0.1"
+    assert table.title == "Full Covertype on Some GPU"
+    cost = records.gpu_table(record, "cost")
+    assert cost.headers == ["method, task", "fit", "predict", "memory"]
+    assert cost.cells[1] == ["Fourier features + ridge, type 2 vs rest", "9 s", "0.2 s", "4.0 GiB"]
+    assert "Some GPU" in cost.title
+    with pytest.raises(ValueError, match="part"):
+        records.gpu_table(record, "speed")
     assert records.machine_line(record).startswith("measured 2026-01-01 00:00 UTC on Some GPU")
 
 
@@ -199,6 +218,7 @@ def test_svm_speed_table_from_the_record():
     alone = records.svm_speed_table(lone)
     assert alone.headers == ["n", "KernelSVC", "LIBSVM"]
     assert "LIBSVM's as a multiple of it" in alone.title
+
 
 def test_falkon_setting_and_trials_from_the_validation(forest):
     record = copy.deepcopy(forest)
