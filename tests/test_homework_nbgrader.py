@@ -1,5 +1,9 @@
 """nbgrader end to end on a temporary course: validate the starters, and the full round trip
-generate_assignment → release_assignment → fetch → submit → collect → autograde."""
+generate_assignment → release_assignment → fetch → submit → collect → autograde for every
+assignment, so that a change that breaks one assignment's grading fails here.
+
+Each round trip executes its notebook three times (a correct, an untouched and a partly wrong
+submission): 15 to 30 s per assignment on two cores, three to four minutes for all ten."""
 
 import json
 import os
@@ -20,33 +24,170 @@ from nbgrader.validator import Validator  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
 from kernelcourse.book.homework_release import COURSE_ID, _nbgrader_api, generate_assignment  # noqa: E402
+from kernelcourse.datasets import DATA_ENV, SOURCES, cache_dir  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "book" / "homework" / "solutions"
 STARTERS = ROOT / "book" / "homework"
-# No data to load: the quickest to execute three times each. For each, a deliberately wrong
-# answer to one question (the solution cell's replacement) and the points that question loses.
+# For every assignment, a deliberately wrong answer to one question (the solution cell's
+# replacement, a mistake a student could make; most are those of tests/test_homework.py's WRONG)
+# and the points that question loses. No other graded cell calls the function replaced (hw3's
+# question 2 calls question 1's scrambled_halton, so its wrong answer is question 2's), so the
+# loss does not cascade: the submission loses exactly that question's points.
 WRONG_ANSWER = {
+    # a method the question forbids: the eigenvector, not a stopped Cholesky factorisation
     "hw1_psd_kernels": (
         "q1-witness",
-        "def psd_witness(K, tol=1e-10):\n    return None  # never looks for a negative direction",
+        "def psd_witness(K, tol=1e-10):\n"
+        "    K = np.asarray(K, dtype=float)\n"
+        "    if K.ndim != 2 or K.shape[0] != K.shape[1] or np.abs(K - K.T).max() > 1e-8:\n"
+        "        raise ValueError('K must be square and symmetric')\n"
+        "    lam, U = np.linalg.eigh(K)\n"
+        "    return None if lam[0] >= -tol * max(1.0, np.abs(K).max()) else U[:, 0]",
         2.0,
     ),
+    # the leave-one-out shortcut applied fold by fold: the diagonal of H_FF, not the block
+    "hw2_kernel_ridge": (
+        "q2-kfold",
+        "def kfold_residuals(K, y, lams, folds):\n"
+        "    n = len(y)\n"
+        "    E = np.empty((len(lams), n))\n"
+        "    for j, lam in enumerate(lams):\n"
+        "        A = np.linalg.inv(K + lam * np.eye(n))\n"
+        "        E[j] = (A @ y) / np.diag(A)\n"
+        "    return E",
+        3.0,
+    ),
+    # the right law and map, but i.i.d. frequencies: plain Monte Carlo, not scrambled Halton
+    "hw3_random_fourier": (
+        "q2-features",
+        "def qmc_fourier_features(X, D, kernel, gamma, rng):\n"
+        "    X = np.asarray(X, dtype=float)\n"
+        "    if kernel == 'rbf':\n"
+        "        Omega = rng.normal(scale=np.sqrt(2 * gamma), size=(D, X.shape[1]))\n"
+        "    else:\n"
+        "        Omega = gamma * rng.standard_cauchy(size=(D, X.shape[1]))\n"
+        "    phases = X @ Omega.T\n"
+        "    return np.hstack([np.cos(phases), np.sin(phases)]) / np.sqrt(D)",
+        3.0,
+    ),
+    # a forgotten constraint: the unconstrained step, then each alpha clipped to [0, C] on its
+    # own, which breaks y^T alpha = 0 (and divides by a curvature that may be <= 0)
+    "hw4_smo": (
+        "q2-step",
+        "def smo_step(alpha, K, y, C, i, j):\n"
+        "    alpha = np.array(alpha, dtype=float)\n"
+        "    g = 1.0 - y * (K @ (alpha * y))\n"
+        "    t = (y[i] * g[i] - y[j] * g[j]) / (K[i, i] + K[j, j] - 2 * K[i, j])\n"
+        "    alpha[i] += y[i] * t\n"
+        "    alpha[j] -= y[j] * t\n"
+        "    return np.clip(alpha, 0.0, C)",
+        2.0,
+    ),
+    # a wrong formula: the Lanczos diagonal without its beta / alpha terms (x is still right)
+    "hw5_nystroem_preconditioned_cg": (
+        "q2-pcg",
+        "def pcg_ritz(matvec, b, precondition, tol, max_iter):\n"
+        "    x, r = np.zeros(len(b)), np.array(b, dtype=float)\n"
+        "    z = precondition(r)\n"
+        "    p, rz, steps = z.copy(), r @ z, []\n"
+        "    while np.linalg.norm(r) > tol * np.linalg.norm(b) and len(steps) < max_iter:\n"
+        "        Ap = matvec(p)\n"
+        "        steps.append(rz / (p @ Ap))\n"
+        "        x, r = x + steps[-1] * p, r - steps[-1] * Ap\n"
+        "        z = precondition(r)\n"
+        "        rz_new = r @ z\n"
+        "        p, rz = z + rz_new / rz * p, rz_new\n"
+        "    return x, 1 / np.array(steps)",
+        4.0,
+    ),
+    # the wrong distribution: chapter 9's Gamma(2, 1/gamma) widths, whose co-occupancy is the
+    # Laplacian exp(-gamma Delta), not the (1 + gamma Delta)^-2 asked
+    "hw6_random_binning": (
+        "q1-widths",
+        "def rational_widths(size, gamma, rng):\n    return rng.gamma(2.0, 1.0 / gamma, size=size)",
+        3.0,
+    ),
+    # every fold penalised by lambda times all n rows, the held-out fold's included
+    "hw7_out_of_core_sgd": (
+        "q2-cv-path",
+        "def cv_path(G, c, s, n, lams):\n"
+        "    k, D = c.shape\n"
+        "    errors, W = np.zeros(len(lams)), np.zeros((len(lams), k, D))\n"
+        "    for f in range(k):\n"
+        "        for j, lam in enumerate(lams):\n"
+        "            A = G.sum(0) - G[f] + lam * n.sum() * np.eye(D)\n"
+        "            w = np.linalg.solve(A, c.sum(0) - c[f])\n"
+        "            W[j, f] = w\n"
+        "            errors[j] += s[f] - 2 * c[f] @ w + w @ G[f] @ w\n"
+        "    return errors / n.sum(), W",
+        3.0,
+    ),
+    # centring y is not the unpenalised offset: the residual condition holds, sum(alpha) = 0
+    # does not
     "hw8_rkhs_offset_and_power_function": (
         "q1-offset",
         "def krr_with_offset(K, y, lam):\n"
-        "    b = float(np.mean(y))  # centring y is not the unpenalised offset\n"
+        "    b = float(np.mean(y))\n"
         "    return np.linalg.solve(K + lam * np.eye(len(y)), y - b), b",
         3.0,
     ),
+    # a solver that ignores tol: projected gradient for a fixed number of steps, as
+    # chapter 7's box_erm
+    "hw9_random_stumps": (
+        "q2-box",
+        "def box_least_squares(Z, y, C, tol=1e-8, max_iter=100_000):\n"
+        "    n, q = Z.shape\n"
+        "    step, alpha = n / np.linalg.norm(Z, 2) ** 2, np.zeros(q)\n"
+        "    for _ in range(20_000):\n"
+        "        alpha = np.clip(alpha - step * Z.T @ (Z @ alpha - y) / n, -C / q, C / q)\n"
+        "    return alpha, 20_000",
+        3.0,
+    ),
+    # off by one: the series summed from walks of length 1, the length-0 walks (the matching
+    # vertex pairs) left out
+    "hw10_graph_walk_kernel": (
+        "q1-direct",
+        "def walk_kernel(A1, labels1, A2, labels2, lam):\n"
+        "    match = (np.asarray(labels1)[:, None] == np.asarray(labels2)[None, :]).ravel()\n"
+        "    Ax = np.kron(A1, A2)[np.ix_(match, match)]\n"
+        "    if lam * np.abs(np.linalg.eigvalsh(Ax)).max() >= 1:\n"
+        "        raise ValueError('lam too large')\n"
+        "    one = np.ones(len(Ax))\n"
+        "    return float(one @ np.linalg.solve(np.eye(len(Ax)) - lam * Ax, one)) - len(Ax)",
+        3.0,
+    ),
 }
-ROUND_TRIPS = sorted(WRONG_ANSWER)
+ROUND_TRIPS = sorted(WRONG_ANSWER, key=lambda name: int(name.split("_")[0][2:]))
 STUDENTS = ("correct", "empty", "one-wrong")
+# The files an assignment's kernels read through kernelcourse.datasets, by the loader it calls.
+LOADER_FILES = {
+    "load_adult": ("adult.data", "adult.test"),
+    "load_covertype": ("covtype",),
+    "load_mnist": ("mnist",),
+}
+
+
+def _missing_data(assignment):
+    """The data files the assignment loads that are neither in $KERNELCOURSE_DATA nor in the
+    cache: its kernels (which inherit this process's environment) would download them."""
+    text = (SOLUTIONS / f"{assignment}.ipynb").read_text(encoding="utf-8")
+    folders = [pathlib.Path(d) for d in (os.environ.get(DATA_ENV), cache_dir()) if d]
+    return [
+        SOURCES[key].filename
+        for loader, keys in LOADER_FILES.items()
+        if f"{loader}(" in text
+        for key in keys
+        if not any((folder / SOURCES[key].filename).is_file() for folder in folders)
+    ]
 
 
 @pytest.fixture
 def kernel_env(monkeypatch):
-    """Kernels started by nbgrader import this checkout, and its gradebook finds ``alembic``."""
+    """Kernels started by nbgrader import this checkout, and its gradebook finds ``alembic``.
+
+    The kernels inherit the rest of this process's environment, ``KERNELCOURSE_DATA`` (the
+    folder the data loaders read) included."""
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     )
@@ -113,6 +254,9 @@ def test_nbgrader_round_trip_scores_correct_empty_and_partly_wrong_submissions(
     """generate → release → fetch → submit → collect → autograde: the solution scores full
     marks, the untouched starter zero, one wrong answer loses exactly that question's points.
     The points come from the hidden tests, which only the instructor's notebook holds."""
+    missing = _missing_data(assignment)
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not in ${DATA_ENV} or the cache; no download in tests")
     course, exchange = tmp_path / "course", tmp_path / "exchange"
     exchange.mkdir()
     solution = SOLUTIONS / f"{assignment}.ipynb"
@@ -155,6 +299,15 @@ def test_nbgrader_round_trip_scores_correct_empty_and_partly_wrong_submissions(
         assert result["success"], result.get("log")
         timings[f"autograde {student}"] = time.perf_counter() - start
 
+    # every cell of the correct submission ran, the ungraded ones (data loading) too
+    graded = course / "autograded" / "correct" / assignment / f"{assignment}.ipynb"
+    errors = [
+        f"{output['ename']}: {output['evalue']}"
+        for cell in json.loads(graded.read_text(encoding="utf-8"))["cells"]
+        for output in cell.get("outputs", [])
+        if output["output_type"] == "error"
+    ]
+    assert not errors, errors
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gb:
         correct = gb.find_submission(assignment, "correct")
         empty = gb.find_submission(assignment, "empty")
