@@ -514,6 +514,19 @@ def _names(msg, name):
     return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", msg) is not None
 
 
+def check_vector_kernel(kernel):
+    """Refuse a kernel object that does not compare numeric vectors (a string kernel), by
+    name, with the way to use it; anything else passes. Read from the kernel's ``domain``."""
+    domain = getattr(kernel, "domain", "vectors")
+    if domain != "vectors":
+        # a string kernel on numeric X failed inside it ("'numpy.ndarray' object has no
+        # attribute 'encode'"), and on string X in the conversion to float, naming X
+        raise ValueError(
+            f"kernel {kernel!r} compares {domain}, not numeric vectors; pass its Gram matrix "
+            "instead (kernelcourse.strings.string_gram, with KernelSVC(kernel='precomputed'))."
+        )
+
+
 def validate_data(estimator, X="no_validation", y="no_validation", **check_params):
     """scikit-learn's ``validate_data`` whose every error names the argument at fault.
 
@@ -528,6 +541,8 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
     has_x = not (isinstance(X, str) and X == "no_validation") and X is not None
     has_y = not (y is None or (isinstance(y, str) and y == "no_validation"))
     if has_x:
+        # before X is read as numbers: strings for a string kernel would be refused as X
+        check_vector_kernel(getattr(estimator, "kernel", None))
         _not_ragged(X, "X")
         _not_complex(X, "X")
     if has_y:

@@ -41,6 +41,7 @@ from ._validation import (
     check_nonnegative,
     check_positive,
     check_same_features,
+    check_vector_kernel,
     entry_variance,
     finite_gram,
 )
@@ -1465,14 +1466,7 @@ def resolve_kernel(kernel, *, gamma=None, n_features=None, X=None, **kernel_para
     RBF(gamma=0.25)
     """
     if isinstance(kernel, Kernel):
-        if kernel.domain != "vectors":
-            # a string kernel on numeric X failed inside it: "'numpy.ndarray' object has no
-            # attribute 'encode'"
-            raise ValueError(
-                f"kernel {kernel!r} compares {kernel.domain}, not numeric vectors; pass its "
-                "Gram matrix instead (kernelcourse.strings.string_gram, with "
-                "KernelSVC(kernel='precomputed'))."
-            )
+        check_vector_kernel(kernel)
         if gamma is not None or kernel_params:
             raise ValueError(
                 "gamma and kernel parameters must be set on the kernel object itself when "

@@ -482,3 +482,18 @@ def test_estimators_refuse_a_string_kernel_by_name():
     ):
         with pytest.raises(ValueError, match=match):
             estimator.fit(X, y)
+
+
+def test_a_string_kernel_on_strings_is_refused_by_the_kernel_not_as_x():
+    # with string X the estimators failed converting X to float ("X: could not convert
+    # string to float"), before the kernel was looked at: the error named X, not the kernel
+    from kernelcourse.ridge import KernelRidge
+    from kernelcourse.strings import SpectrumKernel
+    from kernelcourse.svm import KernelSVC
+
+    X = np.array([["GATTACA"], ["TACATTA"], ["ACGTACG"], ["TTTTAAA"]])
+    y = np.array([0, 1, 0, 1])
+    match = r"compares strings, not numeric vectors; .*string_gram.*precomputed"
+    for estimator in (KernelSVC(kernel=SpectrumKernel(k=2)), KernelRidge(SpectrumKernel(k=2))):
+        with pytest.raises(ValueError, match=match):
+            estimator.fit(X, y)
