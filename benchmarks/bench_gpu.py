@@ -525,7 +525,7 @@ def readme_table(record):
         else:
             name = "RandomFourierFeatures + ridge"
             setting = f"D = {r['n_components']:,}, γ = {r['gamma']:g}, λ = {r['lam']:g}"
-        task = "7 classes" if r["task"] == "multiclass" else "class 2 vs rest"
+        task = "7 classes" if r["task"] == "multiclass" else "type 2 vs rest"
         lines.append(
             f"| {name} | {task} | {setting} | {100 * r['accuracy']:.2f} % | {r['fit_s']:.1f} s "
             f"| {r['predict_s']:.2f} s | {r['peak_device_bytes'] / 2**30:.1f} GiB |"
