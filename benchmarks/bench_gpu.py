@@ -44,6 +44,7 @@ import time
 
 import numpy as np
 
+from kernelcourse.book.records import FOREST_TASKS_SHORT
 from kernelcourse.datasets import benchmark_results_dir
 
 from ._timing import result
@@ -525,7 +526,7 @@ def readme_table(record):
         else:
             name = "RandomFourierFeatures + ridge"
             setting = f"D = {r['n_components']:,}, γ = {r['gamma']:g}, λ = {r['lam']:g}"
-        task = "7 classes" if r["task"] == "multiclass" else "type 2 vs rest"
+        task = FOREST_TASKS_SHORT[r["task"]]
         lines.append(
             f"| {name} | {task} | {setting} | {100 * r['accuracy']:.2f} % | {r['fit_s']:.1f} s "
             f"| {r['predict_s']:.2f} s | {r['peak_device_bytes'] / 2**30:.1f} GiB |"

@@ -16,6 +16,8 @@ from .report import Table
 
 __all__ = [
     "FOREST_LABELS",
+    "FOREST_TASKS",
+    "FOREST_TASKS_SHORT",
     "pct",
     "seconds",
     "forest_settings",
@@ -55,6 +57,8 @@ FOREST_TASKS = {
     "binary": "cover type 2 against the rest",
     "multiclass": "all seven cover types",
 }
+#: the same, short, for a column of a table that names the task of each run
+FOREST_TASKS_SHORT = {"binary": "type 2 vs rest", "multiclass": "7 classes"}
 
 
 def pct(value, digits=1):
@@ -460,8 +464,7 @@ def gpu_table(record, part="accuracy"):
     gpu = record["machine"].get("gpu", "a GPU")
     rows = []
     for r in record["runs"]:
-        task = "7 classes" if r["task"] == "multiclass" else "type 2 vs rest"
-        label = f"{FOREST_LABELS.get(r['method'], r['method'])}, {task}"
+        label = f"{FOREST_LABELS.get(r['method'], r['method'])}, {FOREST_TASKS_SHORT[r['task']]}"
         if part == "cost":
             rows.append(
                 [
