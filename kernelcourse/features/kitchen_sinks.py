@@ -115,12 +115,11 @@ class ArcCosine(Kernel):
             return (denom**self.order * J / math.pi).astype(X.dtype, copy=False)
 
     def _diag(self, X):
-        sq = np.einsum("ij,ij->i", X, X)
         # θ = 0 gives J_0 = J_1 = π and J_2 = 3π, so K(x, x) = c_n ‖x‖^{2n}.
         c = {0: 1.0, 1: 1.0, 2: 3.0}[self.order]
         if self.order == 0:  # K(0, 0) = 0, as in _gram (‖x‖² underflows for x of 1e-200)
             return np.where((X != 0).any(axis=1), c, 0.0).astype(X.dtype, copy=False)
-        return c * sq**self.order
+        return c * np.einsum("ij,ij->i", X, X) ** self.order
 
 
 def _near_axis_angles(theta, cos, Ux, Uy):
