@@ -24,7 +24,7 @@ from nbgrader.validator import Validator  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
 from kernelcourse.book.homework_release import COURSE_ID, _nbgrader_api, generate_assignment  # noqa: E402
-from kernelcourse.datasets import DATA_ENV, SOURCES, cache_dir  # noqa: E402
+from kernelcourse.datasets import DATA_ENV, SOURCES, _search_dirs  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "book" / "homework" / "solutions"
@@ -172,7 +172,7 @@ def _missing_data(assignment):
     """The data files the assignment loads that are neither in $KERNELCOURSE_DATA nor in the
     cache: its kernels (which inherit this process's environment) would download them."""
     text = (SOLUTIONS / f"{assignment}.ipynb").read_text(encoding="utf-8")
-    folders = [pathlib.Path(d) for d in (os.environ.get(DATA_ENV), cache_dir()) if d]
+    folders = _search_dirs(None)  # where the loaders look, in their order
     return [
         SOURCES[key].filename
         for loader, keys in LOADER_FILES.items()
