@@ -48,7 +48,11 @@ class ApiModule(SphinxDirective):
             "",
             ".. rubric:: Contents",
             "",
+            # Names without their abbreviated signatures, as scikit-learn's reference lists them:
+            # each full signature follows on the page, and the abbreviated one ("([kernel,
+            # gamma, ...])") is joined by no-break spaces that a phone could only cut mid-word.
             ".. autosummary::",
+            "   :nosignatures:",
             "",
             *(f"   {item}" for item in public),
             "",
