@@ -225,8 +225,11 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
             raise TypeError(
                 f"A ({name}) must be a real numeric matrix, got dtype {np.asarray(A).dtype}."
             )
+        original = A  # untouched: the least-squares fallback reads it
         A = np.array(A, dtype=np.float64)
         overwrite_a = True  # already a private copy
+    else:
+        original = None
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] == 0:
         raise ValueError(f"A ({name}) must be a non-empty square matrix, got shape {A.shape}.")
     b = np.asarray(b)
@@ -256,7 +259,10 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
             f"smaller lam{' or dtype=float64' if A.dtype == np.float32 else ''}, or rescale."
         )
     overwrite_a = overwrite_a and A.flags.writeable  # a read-only A is factored in a copy
-    backup = None if overwrite_a else A
+    # A converted from integers, a list or float16 is a private copy: the caller's matrix,
+    # not overwritten, backs the fallback (it raised "was overwritten; refit with
+    # overwrite_a=False" to a caller who had passed overwrite_a=False)
+    backup = original if original is not None else None if overwrite_a else A
     M = A if overwrite_a else A.copy()
     M.flat[:: n + 1] += lam
     if M.flags.c_contiguous and not M.flags.f_contiguous:
@@ -284,6 +290,7 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
             f"{name} + λI is not positive definite and was overwritten; refit with "
             "overwrite_a=False to use the least-squares fallback."
         ) from None
+    backup = np.asarray(backup)  # (a nested list, when A was given as one)
     _check_finite(backup, name)  # LAPACK's eigensolver may never return on NaN or infinity
     M = backup.astype(np.float64, copy=True)
     M.flat[:: n + 1] += lam

@@ -1,0 +1,43 @@
+"""Round four of fuzzing the public API with bad and extreme inputs: regression tests for
+the defects it found."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import linalg
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [
+        lambda A: A.astype(np.int64),
+        lambda A: A.tolist(),
+        lambda A: A.astype(np.float16),
+        lambda A: A.astype(np.longdouble),
+    ],
+    ids=["int64", "list", "float16", "longdouble"],
+)
+@pytest.mark.parametrize("overwrite_a", [False, True])
+def test_solve_regularized_psd_of_a_converted_indefinite_matrix_falls_back(convert, overwrite_a):
+    # A matrix that is not float64 or float32 is factored in a private float64 copy; when
+    # Cholesky failed there, the caller got "was overwritten; refit with overwrite_a=False"
+    # although it had passed overwrite_a=False (and its matrix was untouched), where the
+    # same matrix in float64 warns and returns the least-squares solution
+    from kernelcourse.ridge import solve_regularized_psd
+
+    A, b = np.array([[1.0, 2.0], [2.0, 1.0]]), np.array([1.0, 2.0])
+    given = convert(A)
+    with pytest.warns(linalg.LinAlgWarning, match="not numerically positive definite"):
+        expected = solve_regularized_psd(A, b, 0.0)
+    with pytest.warns(linalg.LinAlgWarning, match="not numerically positive definite"):
+        x = solve_regularized_psd(given, b, 0.0, overwrite_a=overwrite_a)
+    np.testing.assert_allclose(x, expected, rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(given, dtype=np.float64), A)  # untouched
+    # a positive definite integer matrix is solved as before, silently
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spd = np.array([[2, 1], [1, 2]])
+        np.testing.assert_allclose(
+            solve_regularized_psd(spd, b, 0.0), np.linalg.solve(spd, b), atol=1e-12
+        )
