@@ -134,7 +134,7 @@ class SpectralMeasure:
 
     def qmc_dim(self, d):
         """Number of uniform coordinates one sample needs (d, or d + 1 for Student t)."""
-        return d
+        return _check_size(d, "d")  # d = inf or None came back as it was
 
     def second_moment(self, d):
         r""":math:`\sigma_p^2 = \mathbf E_p[\omega^T\omega]` (``inf`` when it does not exist;
@@ -399,7 +399,7 @@ class StudentTMeasure(SpectralMeasure):
         return g * (np.sqrt(self.df / u) / self.length_scale)[:, None]
 
     def qmc_dim(self, d):
-        return d + 1
+        return _check_size(d, "d") + 1
 
     def _from_uniform(self, U, d):
         g = stats.norm.ppf(U[:, :d])

@@ -41,3 +41,17 @@ def test_solve_regularized_psd_of_a_converted_indefinite_matrix_falls_back(conve
         np.testing.assert_allclose(
             solve_regularized_psd(spd, b, 0.0), np.linalg.solve(spd, b), atol=1e-12
         )
+
+
+@pytest.mark.parametrize("d", [np.inf, np.nan, None, "3", 0, -1, 2.0, True, [3]])
+@pytest.mark.parametrize("measure", ["gaussian", "student_t"])
+def test_qmc_dim_checks_d_by_name(measure, d):
+    # qmc_dim returned d = inf, NaN or None as it was (and d + 1 failed inside Python for a
+    # string or a list, "can only concatenate str (not "int") to str")
+    from kernelcourse.spectral import GaussianMeasure, StudentTMeasure
+
+    p = GaussianMeasure(1.0) if measure == "gaussian" else StudentTMeasure(1.5, 1.0)
+    with pytest.raises(ValueError, match=r"^d must be an integer >= 1"):
+        p.qmc_dim(d)
+    extra = 0 if measure == "gaussian" else 1
+    assert p.qmc_dim(3) == p.qmc_dim(np.int64(3)) == p.qmc_dim(np.array(3)) == 3 + extra
