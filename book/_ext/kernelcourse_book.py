@@ -523,6 +523,7 @@ def setup(app):
     app.add_css_file("kernelcourse.css")
     app.add_js_file("kernelcourse_search.js")
     app.add_js_file("kernelcourse_scroll.js")
+    app.add_js_file("kernelcourse_cards.js")
     app.add_node(nodes.image, override=True, html=(visit_image, depart_image))
     app.add_search_language(SearchEnglishFolded)
     pybtex.plugin.register_plugin("pybtex.style.formatting", BIBTEX_STYLE, KernelcourseStyle)
