@@ -23,6 +23,9 @@
 * Scroll cues: ``kernelcourse_scroll.js`` marks every code block, table and display equation
   wider than the column, and ``kernelcourse.css`` fades its cut edge, so a reader sees that it
   scrolls sideways (phones hide scroll bars).
+* Card tables: a Markdown table inside ``:::{div} kc-cards`` stacks on a phone, one entry per
+  row, each cell after the first labelled with its column's header (``kernelcourse_cards.js``
+  copies the headers into ``data-label``; ``kernelcourse.css`` lays the entries out).
 * Search: the search language ``en_kernelcourse`` is English (Porter stemmer, English stop words)
   with diacritics and the German transliterations "oe"/"ae" folded on both sides, in the index
   that Python writes and in the query that ``searchtools.js`` stems, so "Nystrom", "Nystroem" and
