@@ -254,7 +254,10 @@ class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         def stats(xb, yb):
             Z = _dense_features(features, xb)
             Za = np.hstack([Z, np.ones((len(Z), 1))])
-            return Za.T @ np.hstack([Za, yb])
+            # an infinite y (or sums that overflow) is refused below, by name; numpy's
+            # "invalid value encountered in matmul" came first and named nothing
+            with np.errstate(over="ignore", invalid="ignore"):
+                return Za.T @ np.hstack([Za, yb])
 
         S = _per_chunk_sum(stats, X, Y, (D + 1, D + 1 + k))
         # NaN in y (or sums that overflow) reached the solver as "array must not contain infs"

@@ -55,3 +55,28 @@ def test_qmc_dim_checks_d_by_name(measure, d):
         p.qmc_dim(d)
     extra = 0 if measure == "gaussian" else 1
     assert p.qmc_dim(3) == p.qmc_dim(np.int64(3)) == p.qmc_dim(np.array(3)) == 3 + extra
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan, 1e308])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_dask_feature_ridge_refuses_bad_targets_without_numpy_warnings(bad, fit_intercept):
+    # an infinite y raised the named error only after numpy's RuntimeWarning "invalid value
+    # encountered in matmul" from inside the per-chunk sums
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    from kernelcourse.distributed import DaskFeatureRidge
+    from kernelcourse.features import RandomFourierFeatures
+
+    rng = np.random.default_rng(0)
+    X = da.from_array(rng.normal(size=(40, 3)), chunks=(10, 3))
+    y = rng.normal(size=40)
+    y[3] = bad
+    y[4] = bad  # 1e308 twice: a sum that overflows
+    model = DaskFeatureRidge(
+        RandomFourierFeatures(n_components=10, random_state=0), fit_intercept=fit_intercept
+    )
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"^y contains NaN or infinity"):
+            model.fit(X, y)
