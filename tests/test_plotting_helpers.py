@@ -146,6 +146,13 @@ def test_warm_time_leaves_the_first_call_out(monkeypatch):
     assert best == pytest.approx(2.0)  # the fastest timed call (the second call overall)
 
 
+def test_warm_time_reads_the_clock_it_is_given(monkeypatch):
+    ticks = iter([0.0, 3.0, 10.0, 11.5])  # two timed calls: 3 s, then 1.5 s
+    monkeypatch.setattr(plotting.time, "perf_counter", lambda: pytest.fail("wall clock read"))
+    best = plotting.warm_time(lambda: None, repeat=2, warmup=0, clock=lambda: next(ticks))
+    assert best == pytest.approx(1.5)
+
+
 def test_warm_time_rejects_bad_input():
     with pytest.raises(TypeError, match="callable"):
         plotting.warm_time(3)
@@ -153,6 +160,8 @@ def test_warm_time_rejects_bad_input():
         plotting.warm_time(lambda: None, repeat=0)
     with pytest.raises(ValueError, match="warmup"):
         plotting.warm_time(lambda: None, warmup=-1)
+    with pytest.raises(TypeError, match="clock"):
+        plotting.warm_time(lambda: None, clock=1.0)
 
 
 def test_new_figure_keeps_to_the_column():
