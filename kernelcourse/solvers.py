@@ -201,7 +201,8 @@ def block_cg(
     ------
     TypeError, ValueError
         If an argument is of the wrong type or out of range, or B is not finite (the error
-        names the argument).
+        names the argument), or ``matvec`` or ``preconditioner`` returns an array of another
+        shape than its input's.
     NotPositiveDefiniteError
         If a search direction shows negative curvature beyond round-off.
 
@@ -254,7 +255,7 @@ def block_cg(
     unit = xp.where(unit > 0, unit, 1.0)
     R = B / unit  # a new array: the residual, updated in place
     X = xp.zeros_like(B)
-    Zr = R if preconditioner is None else preconditioner(R)
+    Zr = R if preconditioner is None else _same_shape(preconditioner(R), R, "preconditioner")
     P = Zr.copy() if inplace else Zr
     bnorm = _colnorm(R, xp)
     bnorm = xp.where(bnorm == 0, 1.0, bnorm)
@@ -276,7 +277,7 @@ def block_cg(
             status = "converged"
             break
         it += 1
-        HP = matvec(P)
+        HP = _same_shape(matvec(P), P, "matvec")
         pHp = _coldot(P, HP, xp)
         pp = _coldot(P, P, xp)
         # ‖H‖ from below (the largest ‖Hp‖/‖p‖ seen): round-off in pᵀHp is about ε‖H‖‖p‖²
@@ -306,7 +307,7 @@ def block_cg(
             X = X + step[None, :] * P
             R = R - step[None, :] * HP
         del HP
-        Zr = R if preconditioner is None else preconditioner(R)
+        Zr = R if preconditioner is None else _same_shape(preconditioner(R), R, "preconditioner")
         rz_new = _coldot(R, Zr, xp)
         if preconditioner is not None:
             _check_preconditioned(R, Zr, rz_new, eps, it, xp)
@@ -340,6 +341,21 @@ def block_cg(
     else:
         best_X = best_X * unit
     return CGResult(best_X, history, it, status, float(xp.max(best_res)))
+
+
+def _same_shape(out, like, name):
+    """``out``, what the callable ``name`` of :func:`block_cg` returned for ``like``, after
+    checking that it is an array of like's shape: no pass over it. A result of another
+    shape (a vector for an (n, 1) input, or fewer rows) failed in numpy's einsum, whose
+    error ("operands could not be broadcast together with remapped shapes") named nothing."""
+    shape = getattr(out, "shape", None)
+    if shape is None or tuple(shape) != tuple(like.shape):
+        got = type(out).__name__ if shape is None else f"shape {tuple(shape)}"
+        raise ValueError(
+            f"{name} returned {got} for an input of shape {tuple(like.shape)}; it must return "
+            "an array of the same shape."
+        )
+    return out
 
 
 def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preconditioner=None):

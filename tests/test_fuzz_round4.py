@@ -80,3 +80,29 @@ def test_dask_feature_ridge_refuses_bad_targets_without_numpy_warnings(bad, fit_
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match=r"^y contains NaN or infinity"):
             model.fit(X, y)
+
+
+_H = np.array([[4.0, 1.0], [1.0, 3.0]])
+
+
+@pytest.mark.parametrize(
+    "matvec, preconditioner, name, got",
+    [
+        (lambda P: (_H @ P)[:, 0], None, "matvec", r"shape \(2,\)"),
+        (lambda P: (_H @ P)[:1], None, "matvec", r"shape \(1, 1\)"),
+        (lambda P: (_H @ P).tolist(), None, "matvec", "list"),
+        (lambda P: _H @ P, lambda R: R[:, 0], "preconditioner", r"shape \(2,\)"),
+        (lambda P: _H @ P, lambda R: np.vstack([R, R]), "preconditioner", r"shape \(4, 1\)"),
+    ],
+)
+def test_block_cg_names_a_callable_that_returns_another_shape(matvec, preconditioner, name, got):
+    # the recursion failed in numpy's einsum ("operands could not be broadcast together with
+    # remapped shapes", "einstein sum subscripts string contains too many subscripts"), or
+    # with an AttributeError for a list, naming neither callable
+    from kernelcourse.solvers import block_cg
+
+    with pytest.raises(ValueError, match=rf"^{name} returned {got} for an input of shape"):
+        block_cg(matvec, np.ones((2, 1)), preconditioner=preconditioner)
+    # the same callables of the right shape solve the system, as before
+    result = block_cg(lambda P: _H @ P, np.ones((2, 1)), preconditioner=lambda R: R / 4.0)
+    np.testing.assert_allclose(_H @ result.x, np.ones((2, 1)), atol=1e-6)
