@@ -399,7 +399,8 @@ def sgd_approx_cached_features(X, y, feature_map, *, order, step_size):
         w,
         "primal",
         tally.total,
-        n * D + d * D,
+        # the cached features, the map's frequencies (kept to map test points) and w, as ⑤
+        n * D + d * D + D,
         predictor=lambda Xq: psi(Xq) @ w,
         n_features=X.shape[1],
     )
