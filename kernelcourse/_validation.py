@@ -32,6 +32,7 @@ __all__ = [
     "validate_data",
     "check_cosine_arguments",
     "refuse_complex_features",
+    "naming",
 ]
 
 
@@ -512,6 +513,24 @@ def check_memory(nbytes, what, fix):
 
 def _names(msg, name):
     return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", msg) is not None
+
+
+def naming(name, method, A):
+    """``method(A)``, a method that checks its array argument as ``X`` (a ``transform``, an
+    ``eigenfunctions``), with ``name`` for X in its errors: the second array of an estimate
+    K(X, Y) goes through the method that checks X, and its NaN, its empty shape or its
+    wrong feature count were reported as X's ("Input X contains NaN" for a bad Y)."""
+    try:
+        return method(A)
+    except (ValueError, TypeError) as err:
+        msg = re.sub(r"(?<![\w.])X(?!\w)", name, str(err))
+        if msg == str(err):
+            raise
+        try:
+            renamed = type(err)(msg)
+        except Exception:  # an error class that takes other arguments: left as it was
+            raise err from None
+        raise renamed from err
 
 
 def check_vector_kernel(kernel):

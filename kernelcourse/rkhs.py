@@ -36,6 +36,7 @@ from ._validation import (
     check_count,
     check_memory,
     check_positive,
+    naming,
 )
 from .kernels import RBF, Kernel
 
@@ -366,7 +367,7 @@ class _EigenExpansion:
         if not 1 <= M <= self.n_terms:
             raise ValueError(f"n_terms must be between 1 and {self.n_terms}, got {n_terms!r}.")
         PX = self.eigenfunctions(X)[:, :M]
-        PY = PX if Y is None else self.eigenfunctions(Y)[:, :M]
+        PY = PX if Y is None else naming("Y", self.eigenfunctions, Y)[:, :M]
         with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
             out = (PX * self.eigenvalues[:M]) @ PY.T
         if not np.isfinite(out).all():

@@ -1,6 +1,7 @@
 """Round four of fuzzing the public API with bad and extreme inputs: regression tests for
 the defects it found."""
 
+import re
 import warnings
 
 import numpy as np
@@ -106,3 +107,65 @@ def test_block_cg_names_a_callable_that_returns_another_shape(matvec, preconditi
     # the same callables of the right shape solve the system, as before
     result = block_cg(lambda P: _H @ P, np.ones((2, 1)), preconditioner=lambda R: R / 4.0)
     np.testing.assert_allclose(_H @ result.x, np.ones((2, 1)), atol=1e-6)
+
+
+def _kernel_estimators():
+    from kernelcourse.features import Nystroem, RandomFourierFeatures, RandomKitchenSinks
+    from kernelcourse.kernels import RBF
+    from kernelcourse.rkhs import GaussianMercer, mercer_expansion
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    return X, {
+        "RandomFourierFeatures": RandomFourierFeatures(n_components=10, random_state=0)
+        .fit(X)
+        .approximate_kernel,
+        "Nystroem": Nystroem(n_components=5, random_state=0).fit(X).approximate_kernel,
+        "RandomKitchenSinks": RandomKitchenSinks(n_components=10, random_state=0)
+        .fit(X)
+        .approximate_kernel,
+        "MercerExpansion": mercer_expansion(RBF(1.0), X, 4).kernel_approximation,
+        "GaussianMercer": GaussianMercer(1.0, 1.0, 4, 3).kernel_approximation,
+    }
+
+
+@pytest.mark.parametrize(
+    "make_y",
+    [
+        lambda X: np.where(X > 1, np.nan, X),
+        lambda X: X[:0],
+        lambda X: X[0],
+        lambda X: np.full(X.shape, "a"),
+    ],
+    ids=["nan", "empty", "1-d", "text"],
+)
+@pytest.mark.parametrize(
+    "name",
+    [
+        "RandomFourierFeatures",
+        "Nystroem",
+        "RandomKitchenSinks",
+        "MercerExpansion",
+        "GaussianMercer",
+    ],
+)
+def test_kernel_estimates_name_y_for_a_bad_y(name, make_y):
+    # K(X, Y) passes Y through the method that checks X (transform, eigenfunctions), and a
+    # bad Y was reported as X: "Input X contains NaN", "X is empty", "Expected 2D array"
+    X, estimators = _kernel_estimators()
+    estimate = estimators[name]
+    with pytest.raises((ValueError, TypeError)) as info:
+        estimate(X, make_y(X))
+    text = str(info.value)
+    assert re.search(r"(?<![\w.])Y(?!\w)", text), text
+    assert not re.search(r"(?<![\w.])X(?!\w)", text), text
+    # a bad X is still named X, and good inputs give the estimate as before
+    with pytest.raises((ValueError, TypeError), match=r"(?<![\w.])X(?!\w)"):
+        estimate(make_y(X), X)
+    np.testing.assert_allclose(estimate(X, X[:4]), estimate(X)[:, :4], rtol=1e-12, atol=1e-15)
+
+
+def test_kernel_estimates_name_y_with_the_wrong_feature_count():
+    X, estimators = _kernel_estimators()
+    for name in ["RandomFourierFeatures", "Nystroem", "RandomKitchenSinks"]:
+        with pytest.raises(ValueError, match=r"^Y has 2 features, but"):
+            estimators[name](X, X[:, :2])

@@ -38,6 +38,7 @@ from .._validation import (
     check_memory,
     gamma_constraint,
     kernel_params_of,
+    naming,
     validate_data,
 )
 from ..kernels import Kernel, resolve_kernel
@@ -609,7 +610,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def approximate_kernel(self, X, Y=None):
         r""":math:`\psi(X)\psi(Y)^T` (real part for the complex map), the estimate of K."""
         A = self.transform(X)
-        B = A if Y is None else self.transform(Y)
+        B = A if Y is None else naming("Y", self.transform, Y)
         xp = namespace_of(A)
         if xp is not None:
             return xp.real(A @ xp.conj(B).T) if self.map == "complex" else A @ B.T

@@ -40,6 +40,7 @@ from .._validation import (
     check_count,
     check_memory,
     check_positive,
+    naming,
     validate_data,
     warn_if_phase_lost,
 )
@@ -392,7 +393,7 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         :math:`\mathbf E_w[\psi(x; w)\psi(y; w)]` (for ``"arccos"`` the arc-cosine kernel,
         for ``"cosine"`` half the Gaussian kernel :math:`e^{-\sigma^2\|x-y\|^2/2}`)."""
         A = self.transform(X)
-        B = A if Y is None else self.transform(Y)
+        B = A if Y is None else naming("Y", self.transform, Y)
         with np.errstate(over="ignore", invalid="ignore"):  # the error below says why
             K = A @ B.T / self.n_components
         if not all_finite(K):

@@ -46,6 +46,7 @@ from .._validation import (
     count_constraint,
     gamma_constraint,
     kernel_params_of,
+    naming,
     validate_data,
 )
 from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
@@ -463,7 +464,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def approximate_kernel(self, X, Y=None):
         r""":math:`\tilde K(X, Y) = z(X) z(Y)^T`, i.e. K_b K̂⁺ K_bᵀ (chapter 9)."""
         ZX = self.transform(X)
-        ZY = ZX if Y is None else self.transform(Y)
+        ZY = ZX if Y is None else naming("Y", self.transform, Y)
         return ZX @ ZY.T
 
     def __sklearn_tags__(self):
