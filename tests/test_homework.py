@@ -631,7 +631,7 @@ WRONG = {
     ("hw8", "q2"): (lambda kernel, centers, X: np.sqrt(kernel.diag(X)), "exact at the centres"),
     ("hw8", "q3"): (_p_greedy_from_scratch, "one new kernel column"),
     ("hw9", "q1"): (_stumps_unscaled, "the scaling"),
-    ("hw9", "q2"): (_clipped_least_squares, "projected gradient"),
+    ("hw9", "q2"): (_clipped_least_squares, "clipped to the box"),
     ("hw10", "q1"): (_walk_kernel_without_labels, "length 0"),
     ("hw10", "q2"): (_walk_kernel_without_mask, "label mask"),
 }
@@ -662,10 +662,33 @@ def _box_fixed_steps(Z, y, C, tol):
 
 
 def test_hw9_q2_fails_a_solver_that_ignores_tol(capsys):
-    with pytest.raises(AssertionError, match=r"hw9\.q2: 1 of 3 checks failed"):
+    with pytest.raises(AssertionError, match=r"hw9\.q2: 2 of 4 checks failed"):
         check.hw9.q2(_box_fixed_steps, seed=0)
     out = capsys.readouterr().out
     assert "the loose tolerance should stop sooner" in out and "box_erm" in out
+    assert "20000 sweeps, where one solves the problem" in out
+
+
+def _box_erm_stopped(Z, y, C, tol, max_sweeps=100_000):
+    """Chapter 7's box_erm (FISTA, step 1/L) for the squared loss, stopped by ε(α) ≤ tol: the
+    right minimiser and the right stop, but not coordinate descent."""
+    n, q = Z.shape
+    step, c = n / np.linalg.norm(Z, 2) ** 2, C / q
+    alpha = point = np.zeros(q)
+    for k in range(1, max_sweeps + 1):
+        new = np.clip(point - step * Z.T @ (Z @ point - y) / n, -c, c)
+        point, alpha = new + (k - 1) / (k + 2) * (new - alpha), new
+        if np.max(np.abs(np.clip(alpha - Z.T @ (Z @ alpha - y) / n, -c, c) - alpha)) <= tol:
+            return alpha, k
+    return alpha, max_sweeps
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hw9_q2_fails_chapter_7s_projected_gradient_with_the_new_stop(seed, capsys):
+    with pytest.raises(AssertionError, match=r"hw9\.q2: 1 of 4 checks failed"):
+        check.hw9.q2(_box_erm_stopped, seed=seed)
+    out = capsys.readouterr().out
+    assert "sweeps, where one solves the problem" in out and "one exact minimisation" in out
 
 
 def _cv_mean_of_fold_errors(G, c, s, n, lams):
@@ -757,6 +780,23 @@ def _shrinkable_via_k_times_beta(alpha, K, y, C):
     return (~up & (v > v[up].max())) | (~low & (v < v[low].min()))
 
 
+def _shrinkable_by_max_recomputed(alpha, K, y, C):
+    """The right mask, recomputing m(β) or M(β) for every variable at a bound: two masked
+    copies of v made once, then a reduction over all n entries per variable, which allocates
+    nothing and runs a few lines of Python."""
+    beta = alpha * y
+    v = y - K @ beta
+    up, low = beta < np.where(y > 0, C, 0.0), beta > np.where(y > 0, 0.0, -C)
+    v_up, v_low = np.where(up, v, -np.inf), np.where(low, v, np.inf)
+    out = np.zeros(len(y), dtype=bool)
+    for t in range(len(y)):
+        if not up[t]:
+            out[t] = v[t] > v_up.max()
+        elif not low[t]:
+            out[t] = v[t] < v_low.min()
+    return out
+
+
 @pytest.mark.parametrize(
     "fn, message",
     [
@@ -764,8 +804,9 @@ def _shrinkable_via_k_times_beta(alpha, K, y, C):
         (_shrinkable_by_pair_table, "bytes per variable at once"),
         (_shrinkable_by_double_loop, "a loop over the partners inside a loop over the variables"),
         (_shrinkable_via_k_times_beta, "bytes per variable at once"),
+        (_shrinkable_by_max_recomputed, "vector entries per variable"),
     ],
-    ids=["partner-search", "pair-table", "double-loop", "K-times-beta"],
+    ids=["partner-search", "pair-table", "double-loop", "K-times-beta", "max-per-variable"],
 )
 def test_hw4_q3_fails_a_right_mask_found_in_quadratic_work(fn, message, capsys):
     """Question 3 asks for a rule that costs O(n) once v is known. The check counts the work
@@ -833,10 +874,30 @@ def test_work_counter_counts_without_a_clock_and_restores_the_tracer():
         sys.settrace(None)
     assert not tracemalloc.is_tracing()
     assert linear.steps <= 20 and linear.vector_ops <= 5 and linear.peak_bytes < 10 * 500
+    assert linear.elements <= 4 * 500
     assert loop.vector_ops >= 500 and loop.steps >= 500
     with check.hw4.WorkCounter(500) as table:
         np.subtract.outer(v, v)
     assert table.peak_bytes >= 8 * 500**2
+
+
+def test_work_counter_counts_the_entries_of_a_reduction_that_allocates_nothing():
+    """A maximum over n entries recomputed n times, by np.max with a mask or by the max
+    method of a vector made once: a few lines of Python and no allocation of n bytes per
+    variable at n = 4,000, but n² entries through numpy's functions."""
+    n = 4000
+    v = np.random.default_rng(1).normal(size=n)
+    mask, w = v > 0, np.where(v > 0, v, -np.inf)
+    with check.hw4.WorkCounter(n) as once:
+        (v > np.max(v, where=mask, initial=-np.inf)) | (v < w.max())
+    with check.hw4.WorkCounter(n) as masked:
+        [x > np.max(v, where=mask, initial=-np.inf) for x in v]
+    with check.hw4.WorkCounter(n) as method:
+        [x > w.max() for x in v]
+    assert once.elements <= 8 * n
+    for counted in (masked, method):
+        assert counted.vector_ops <= 60 and counted.steps <= 100 * n
+        assert counted.elements >= n * n
 
 
 def _widths_from_the_beta_law(size, gamma, rng):

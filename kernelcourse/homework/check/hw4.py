@@ -15,6 +15,7 @@ check starts from; it may not be called from the student's code.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import tracemalloc
 
@@ -421,6 +422,12 @@ class WorkCounter:
       operation inside a loop over the variables makes about n.
     * ``peak_bytes``: the most memory held at once beyond what was in use before the block,
       by tracemalloc (an n × n temporary shows here).
+    * ``elements``: the entries of the vectors (arrays of at most one dimension) handed to
+      numpy's own Python functions, such as ``np.max`` and the ``max`` method, whose work grows
+      with them. A fixed number of reductions over the variables hands over a fixed multiple of
+      n; a reduction over all of them inside a loop over them, about n², even when it
+      allocates nothing (``np.max(v, where=mask, initial=-np.inf)``, or ``w.max()`` on a
+      vector ``w`` made once before the loop).
 
     Parameters
     ----------
@@ -437,7 +444,7 @@ class WorkCounter:
     def __init__(self, n, max_steps=None):
         self.n = int(n)
         self.max_steps = max_steps
-        self.steps = self.vector_ops = self.peak_bytes = 0
+        self.steps = self.vector_ops = self.peak_bytes = self.elements = 0
 
     # entered and left under the package guard, around the student's function
     @handed
@@ -460,8 +467,11 @@ class WorkCounter:
         return False
 
     def _on_call(self, frame, event, arg):
-        if frame.f_globals.get("__name__") in _UNCOUNTED:  # the counter and its with-block
+        module = frame.f_globals.get("__name__")
+        if module in _UNCOUNTED:  # the counter and its with-block
             return None
+        if isinstance(module, str) and module.startswith("numpy."):
+            self.elements += _vector_entries(frame)
         self._stretch(step=True)
         return self._on_event
 
@@ -486,6 +496,17 @@ class WorkCounter:
 _UNCOUNTED = (__name__, "contextlib")
 
 
+def _vector_entries(frame):
+    """The entries of the arrays of at most one dimension among the arguments of ``frame``'s
+    function, ``*args`` included."""
+    code, local = frame.f_code, frame.f_locals
+    named = code.co_argcount + code.co_kwonlyargcount
+    values = [local.get(name) for name in code.co_varnames[:named]]
+    if code.co_flags & inspect.CO_VARARGS:
+        values += list(local.get(code.co_varnames[named], ()))
+    return sum(v.size for v in values if isinstance(v, np.ndarray) and v.ndim <= 1)
+
+
 def _near_optimum(rng, n, C):
     """A problem of ``n`` points and the α of a LIBSVM fit to tol 10⁻³: most variables sit at a
     bound and belong to no violating pair, so a search for partners scans all of them."""
@@ -499,11 +520,13 @@ def _near_optimum(rng, n, C):
 
 #: The size of the problem on which q3 counts the work, and what an O(n) rule stays within
 #: there: steps per variable (a Python loop over the variables takes about 9), vector
-#: operations in all (the solution makes at most 9), and bytes held at once per variable
+#: operations in all (the solution makes at most 9), entries of vectors handed to numpy's
+#: functions per variable (the solution hands about 3) and bytes held at once per variable
 #: (the solution holds about 30; an n × n mask holds n).
 COST_N = 1000
 STEPS_PER_VARIABLE = 100
 MAX_VECTOR_OPS = 60
+ELEMENTS_PER_VARIABLE = 100
 BYTES_PER_VARIABLE = 200
 
 
@@ -558,11 +581,13 @@ def q3(student_shrinkable, *, seed=None):
 
     @c.test(
         f"costs O(n) once v is known: on n = {COST_N:,} variables, at most "
-        f"{STEPS_PER_VARIABLE} Python steps per variable, {MAX_VECTOR_OPS} vector operations "
-        f"and {BYTES_PER_VARIABLE} bytes per variable held at once (counted, not timed)",
+        f"{STEPS_PER_VARIABLE} Python steps per variable, {MAX_VECTOR_OPS} vector operations, "
+        f"{ELEMENTS_PER_VARIABLE} vector entries per variable through numpy's functions and "
+        f"{BYTES_PER_VARIABLE} bytes per variable held at once (counted, not timed)",
         "compute v = y − Kβ with one matrix–vector product (K @ beta), then m(β) and M(β) once "
         "each, and compare every v_t with them: no search for partners variable by variable, "
-        "no n × n array (such as K * beta or v[:, None] − v[None, :]).",
+        "no maximum over all the variables recomputed for each one, no n × n array (such as "
+        "K * beta or v[:, None] − v[None, :]).",
     )
     def _():
         C = float(rng.choice([0.5, 1.0, 10.0]))
@@ -579,6 +604,12 @@ def q3(student_shrinkable, *, seed=None):
         assert counter.vector_ops <= MAX_VECTOR_OPS, (
             f"your function ran {counter.vector_ops:,} operations on whole vectors on "
             f"{COST_N:,} variables: a vector operation inside a loop over the variables is O(n²)"
+        )
+        entries = counter.elements / COST_N
+        assert entries <= ELEMENTS_PER_VARIABLE, (
+            f"numpy's functions went through {entries:,.0f} vector entries per variable on "
+            f"{COST_N:,} variables: a reduction over all the variables (such as v.max() or "
+            "np.max(v, where=mask)) inside a loop over them is O(n²)"
         )
         held = counter.peak_bytes / COST_N
         assert held <= BYTES_PER_VARIABLE, (
