@@ -33,6 +33,8 @@ __all__ = [
     "check_cosine_arguments",
     "refuse_complex_features",
     "naming",
+    "label_repr",
+    "check_class_totals",
 ]
 
 
@@ -531,6 +533,29 @@ def naming(name, method, A):
         except Exception:  # an error class that takes other arguments: left as it was
             raise err from None
         raise renamed from err
+
+
+def label_repr(value):
+    """A class label as the user wrote it, for messages: numpy 2 writes ``np.int64(1)`` for
+    ``repr`` of a numpy scalar, so the label is turned into its Python value first."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def check_class_totals(codes, weights, classes, what="sample_weight"):
+    """Raise a ValueError naming ``what`` where the per-sample ``weights`` (None: all ones)
+    leave a class with zero total weight; ``codes`` index ``classes`` (the encoded y). A
+    class whose every sample weighs 0 is a class never seen in training: an SVM has no
+    bound for it, and a ridge classifier regressed its code on the other classes alone and
+    never predicted it, silently."""
+    if weights is None:
+        return
+    totals = np.bincount(codes, weights=weights, minlength=len(classes))
+    if np.any(totals <= 0):
+        empty = ", ".join(label_repr(classes[c]) for c in np.flatnonzero(totals <= 0))
+        raise ValueError(
+            f"{what} leave{'' if ' and ' in what else 's'} class(es) [{empty}] with zero total "
+            "weight; every class needs a sample with positive weight (drop the class instead)."
+        )
 
 
 def check_vector_kernel(kernel):

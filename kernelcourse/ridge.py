@@ -41,6 +41,7 @@ from ._validation import (
     all_finite,
     cast_for_kernel,
     cast_to,
+    check_class_totals,
     check_count,
     check_fit_input,
     check_labels,
@@ -1410,6 +1411,12 @@ class FeatureRidgeClassifier(ClassifierMixin, FeatureRidge):
                 f"y has only one class ({binarizer.classes_.tolist()[0]!r}); classification "
                 "needs at least two."
             )
+        try:
+            sw = check_weights(sample_weight, Y)
+        except (ValueError, TypeError):
+            sw = None  # refused below by FeatureRidge.fit, which checks X first
+        # a class whose samples all weigh 0 got the code −1 everywhere it counts, silently
+        check_class_totals(np.unique(y, return_inverse=True)[1], sw, binarizer.classes_)
         super().fit(X, Y, sample_weight=sample_weight)
         self.classes_ = binarizer.classes_
         return self

@@ -58,6 +58,7 @@ from ._progress import Progress
 from ._validation import (
     cast_for_kernel,
     cast_to,
+    check_class_totals,
     check_count,
     check_fit_input,
     check_labels,
@@ -872,6 +873,8 @@ class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
                 f"y has only one class ({self.classes_.tolist()[0]!r}); classification needs at "
                 "least two."
             )
+        # a class whose samples all weigh 0 got the code −1 everywhere it counts, silently
+        check_class_totals(np.unique(y, return_inverse=True)[1], sw, self.classes_)
         if xp is not None:
             if len(Y) != X.shape[0]:
                 raise ValueError(f"y has {len(Y)} labels but X has {X.shape[0]} rows.")

@@ -48,6 +48,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ._progress import Progress
 from ._validation import (
     as_float_vector,
+    check_class_totals,
     check_count,
     check_fit_input,
     check_labels,
@@ -58,6 +59,7 @@ from ._validation import (
     kernel_params_of,
     validate_data,
 )
+from ._validation import label_repr as _label
 from .kernels import (
     KERNEL_NAMES,
     Kernel,
@@ -723,12 +725,6 @@ def _ovr_shaped(votes, confidences):
     return votes + scaled
 
 
-def _label(value):
-    """A class label as the user wrote it, for messages: numpy 2 writes ``np.int64(1)`` for
-    ``repr`` of a numpy scalar, so the label is turned into its Python value first."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
 def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
     """Per-sample weights s_i · w_{y_i} (sample and class weights, both scaling C), checked
     so that every class keeps a positive total weight, as LIBSVM requires. Sets
@@ -768,13 +764,7 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
             f"{float(est.class_weight_.max()):.3g}); lower them (only their ratios and their "
             "product with C matter)."
         )
-    totals = np.bincount(y_enc, weights=sw, minlength=len(classes))
-    if np.any(totals <= 0):
-        empty = ", ".join(_label(classes[c]) for c in np.flatnonzero(totals <= 0))
-        raise ValueError(
-            f"sample_weight and class_weight leave class(es) [{empty}] with zero total weight; "
-            "every class needs a sample with positive weight (drop the class instead)."
-        )
+    check_class_totals(y_enc, sw, classes, "sample_weight and class_weight")
     return sw, s_i
 
 

@@ -169,3 +169,45 @@ def test_kernel_estimates_name_y_with_the_wrong_feature_count():
     for name in ["RandomFourierFeatures", "Nystroem", "RandomKitchenSinks"]:
         with pytest.raises(ValueError, match=r"^Y has 2 features, but"):
             estimators[name](X, X[:, :2])
+
+
+@pytest.mark.parametrize("make", ["FeatureRidgeClassifier", "NystroemKRRClassifier"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_ridge_classifiers_refuse_a_class_whose_samples_all_weigh_zero(make, n_classes):
+    # the class's ±1 code was regressed on the other classes alone and the class was never
+    # predicted, silently; KernelSVC and PrimalSVC refused the same weights by name
+    from kernelcourse.features import RandomFourierFeatures
+    from kernelcourse.ridge import FeatureRidgeClassifier
+    from kernelcourse.scale import NystroemKRRClassifier
+
+    def model():
+        if make == "FeatureRidgeClassifier":
+            return FeatureRidgeClassifier(RandomFourierFeatures(n_components=10, random_state=0))
+        return NystroemKRRClassifier(n_components=5, random_state=0)
+
+    X = np.random.default_rng(0).normal(size=(24, 3))
+    y = np.array(["a", "b", "c"][:n_classes] * (24 // n_classes))
+    sw = np.where(y == "b", 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^sample_weight leaves class\(es\) \['b'\] with zero"):
+        model().fit(X, y, sample_weight=sw)
+    # a weight of zero on some samples of each class fits as before
+    sw = np.ones(len(y))
+    sw[::4] = 0.0
+    ref = model().fit(X[sw > 0], y[sw > 0])
+    np.testing.assert_allclose(
+        model().fit(X, y, sample_weight=sw).decision_function(X),
+        ref.decision_function(X),
+        rtol=1e-6,
+        atol=1e-8,
+    )
+
+
+def test_svm_message_for_a_class_without_weight_is_unchanged():
+    from kernelcourse.svm import KernelSVC
+
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    y = np.array([0, 1] * 6)
+    with pytest.raises(
+        ValueError, match=r"^sample_weight and class_weight leave class\(es\) \[1\] with zero"
+    ):
+        KernelSVC().fit(X, y, sample_weight=np.where(y == 1, 0.0, 1.0))
