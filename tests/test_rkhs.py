@@ -247,3 +247,18 @@ def test_mercer_expansion_names_a_bad_random_state():
 
     with pytest.raises(TypeError, match="random_state"):
         mercer_expansion(RBF(), lambda n, rng: rng.normal(size=(n, 1)), 2, random_state="x")
+
+
+def test_sum_on_the_same_centers_adds_coefficients():
+    # f - f is exactly the zero function (the quadratic form over both sets of centers
+    # cancelled to a norm near 1e-8); a sum whose coefficients would overflow keeps both sets.
+    rng = np.random.default_rng(0)
+    X, a = rng.normal(size=(50, 3)), rng.normal(size=50)
+    f = RKHSFunction(RBF(gamma=0.5), X, a)
+    assert (f - f).norm() == 0.0
+    assert (f - f).n_centers == 50
+    g = RKHSFunction(RBF(gamma=0.5), X.copy(), a * (1 + 1e-9))
+    np.testing.assert_allclose((f - g).norm(), 1e-9 * f.norm(), rtol=1e-4)
+    h = RKHSFunction(RBF(gamma=0.5), X[:1], np.array([1e308]))
+    assert (h + h).n_centers == 2
+    np.testing.assert_allclose(((h + h) / 4).norm(), 0.5e308)
