@@ -434,11 +434,17 @@ def _unclipped_step(alpha, K, y, C, i, j):
     return alpha
 
 
-def _poly2_features(X):
-    """The features of (xᵀy + 1)², chapter 1's map at degree 2, in place of ∏(1 + x_j y_j)."""
-    n, d = X.shape
-    i, j = np.triu_indices(d, k=1)
-    return np.hstack([X**2, np.sqrt(2.0) * X[:, i] * X[:, j], np.sqrt(2.0) * X, np.ones((n, 1))])
+def _anova_updated_upwards(X, Y, r):
+    """hw1 q2's recursion with k running upwards in place: z_j multiplies the coefficient of
+    t^(k-1) already updated for coordinate j, which sums over multisets (h_r, not e_r)."""
+    if r < 0:
+        raise ValueError("r must be non-negative")
+    E = np.zeros((r + 1, len(X), len(Y)))
+    E[0] = 1.0
+    for j in range(X.shape[1]):
+        for k in range(1, r + 1):
+            E[k] += np.outer(X[:, j], Y[:, j]) * E[k - 1]
+    return E[r]
 
 
 def _diagonal_witness(K, tol=1e-10):
@@ -610,7 +616,7 @@ def _shared_signs(F1, F2, D, rng):
 
 WRONG = {
     ("hw1", "q1"): (_diagonal_witness, "Schur-complement diagonal entry"),
-    ("hw1", "q2"): (_poly2_features, "one coordinate at a time"),
+    ("hw1", "q2"): (_anova_updated_upwards, "at most once"),
     ("hw1", "q3"): (_shared_signs, "independent of each other"),
     ("hw2", "q1"): (_training_residuals, "not r_i itself"),
     ("hw2", "q2"): (_fold_diagonal_only, "not its diagonal"),

@@ -35,15 +35,20 @@ STARTERS = ROOT / "book" / "homework"
 # question 2 calls question 1's scrambled_halton, so its wrong answer is question 2's), so the
 # loss does not cascade: the submission loses exactly that question's points.
 WRONG_ANSWER = {
-    # a method the question forbids: the eigenvector, not a stopped Cholesky factorisation
+    # the recursion's update run upwards in place: a coordinate enters a product more than
+    # once, and the loop sums over multisets of size r, not subsets
     "hw1_psd_kernels": (
-        "q1-witness",
-        "def psd_witness(K, tol=1e-10):\n"
-        "    K = np.asarray(K, dtype=float)\n"
-        "    if K.ndim != 2 or K.shape[0] != K.shape[1] or np.abs(K - K.T).max() > 1e-8:\n"
-        "        raise ValueError('K must be square and symmetric')\n"
-        "    lam, U = np.linalg.eigh(K)\n"
-        "    return None if lam[0] >= -tol * max(1.0, np.abs(K).max()) else U[:, 0]",
+        "q2-anova",
+        "def anova_gram(X, Y, r):\n"
+        "    X, Y = np.asarray(X, dtype=float), np.asarray(Y, dtype=float)\n"
+        "    if r < 0:\n"
+        "        raise ValueError('r must be non-negative')\n"
+        "    E = np.zeros((r + 1, len(X), len(Y)))\n"
+        "    E[0] = 1.0\n"
+        "    for j in range(X.shape[1]):\n"
+        "        for k in range(1, r + 1):\n"
+        "            E[k] += np.outer(X[:, j], Y[:, j]) * E[k - 1]\n"
+        "    return E[r]",
         2.0,
     ),
     # the leave-one-out shortcut applied fold by fold: the diagonal of H_FF, not the block

@@ -5,19 +5,23 @@ Schölkopf & Smola (2002); :doc:`chapter 1 </book/01_kernels_and_feature_maps>`.
 Question 1 asks for a certificate of indefiniteness from a Cholesky factorisation stopped at its
 first negative pivot: a :class:`SpectralGuard` fails a function that computes eigenvalues or
 singular values instead, the way the package guard of :mod:`._core` fails a function that calls
-``kernelcourse``.
+``kernelcourse``. Question 2 asks for the ANOVA kernel of degree r by a recursion over the
+coordinates: its cost is counted in lines of Python and bytes held (hw4's :class:`WorkCounter`),
+never timed, so that a function listing the subsets fails quickly.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import tracemalloc
 
 import numpy as np
 
 from ...kernels import RBF
 from . import _core
-from ._core import SelfCheck, _matches, close, fresh_rng
+from ._core import SelfCheck, _matches, as_numbers, close, fresh_rng
+from .hw4 import WorkCounter
 
 __all__ = ["q1", "q2", "q3", "SpectralGuard", "FactorisationCheck"]
 
@@ -161,51 +165,97 @@ def _all_subsets_gram(X, Y):
     return np.prod(1.0 + X[:, None, :] * Y[None, :, :], axis=2)
 
 
-def q2(student_subset_features, *, seed=None):
-    """Check ``subset_features(X)``: n × 2^d features whose Gram matrix is ∏_j (1 + x_j y_j)."""
+def _subset_gram(X, Y, r):
+    """K_r from its features listed one by one: ∏_{j∈S} x_j for each subset S of size r."""
+    subsets = [list(S) for S in itertools.combinations(range(X.shape[1]), r)]
+
+    def features(Z):
+        return np.array([[np.prod(z[S]) for S in subsets] for z in Z]).reshape(len(Z), -1)
+
+    return features(X) @ features(Y).T
+
+
+#: numpy's polynomial routines multiply ∏(t + z_j) out in one call (np.poly, numpy.polynomial).
+POLYNOMIAL_ROUTINES = ("numpy.lib._polynomial_impl", "numpy.lib.polynomial", "numpy.polynomial")
+#: The cost test: d = 20, r = 10 (184 756 subsets) on 3 × 4 points.
+COST_D, COST_R, MAX_LINES, MAX_BYTES = 20, 10, 20_000, 2**20
+
+
+def q2(student_anova_gram, *, seed=None):
+    """Check ``anova_gram(X, Y, r)``: the n × m Gram matrix of the ANOVA kernel of degree r,
+    K_r(x, y) = Σ_{|S| = r} ∏_{j∈S} x_j y_j, at O(r d) per pair without listing the subsets."""
     rng = fresh_rng(seed)
-    c = SelfCheck("hw1.q2", student_subset_features)
+    c = SelfCheck("hw1.q2", student_anova_gram, forbid=POLYNOMIAL_ROUTINES)
 
-    @c.test(
-        "shape (n, 2^d) for d = 1, …, 8",
-        "one feature per subset S of the d coordinates: each step doubles the width.",
-    )
-    def _():
-        for d in range(1, 9):
-            Phi = np.asarray(c.fn(rng.normal(size=(3, d))))
-            assert Phi.shape == (3, 2**d), f"for d = {d} got shape {Phi.shape}, not (3, 2^d)"
-
-    @c.test(
-        "Φ Φᵀ equals the Gram matrix of ∏ (1 + x_j y_j) for d = 1, …, 8",
-        "the kernel is a product over coordinates of 1 + x_j y_j, whose features are (1, x_j): "
-        "apply the product rule (chapter 1, Construction rules) one coordinate at a time.",
-    )
-    def _():
-        for d in range(1, 9):
-            X = rng.normal(size=(6, d))
-            Phi = np.asarray(c.fn(X), dtype=float)
-            assert Phi.ndim == 2 and Phi.shape[0] == 6, (
-                f"expected one row per sample for d = {d}; got shape {Phi.shape}"
-            )
-            close(Phi @ Phi.T, _all_subsets_gram(X, X), what=f"Φ Φᵀ for d = {d}")
-
-    @c.test(
-        "the features of x are the monomials ∏_{j∈S} x_j, one per subset S (in any order)",
-        "no coefficients: each subset's monomial appears once with weight 1, the empty "
-        "subset giving the constant 1.",
-    )
-    def _():
-        d = int(rng.integers(2, 6))
-        x = rng.uniform(0.5, 2.0, size=(1, d)) * rng.choice([-1.0, 1.0], size=(1, d))
-        got = np.sort(np.asarray(c.fn(x), dtype=float).ravel())
-        want = np.sort(
-            [
-                np.prod(x[0, list(S)])
-                for r in range(d + 1)
-                for S in itertools.combinations(range(d), r)
-            ]
+    def gram(X, Y, r):
+        got = as_numbers(c.fn(X, Y, r), what=f"anova_gram(X, Y, {r})")
+        assert got.shape == (len(X), len(Y)), (
+            f"for {len(X)} and {len(Y)} points got shape {got.shape}, not ({len(X)}, {len(Y)})"
         )
-        close(got, want, what="the sorted features of one point")
+        return got
+
+    @c.test(
+        "shape (n, m); K_0 = 1, K_1 = xᵀy, and K_r = 0 for r > d",
+        "K_r is the coefficient of tʳ in ∏_j (1 + t x_j y_j): start from the coefficients "
+        "(1, 0, …, 0) of the empty product and keep those of t⁰, …, tʳ.",
+    )
+    def _():
+        d = int(rng.integers(2, 7))
+        X, Y = rng.normal(size=(4, d)), rng.normal(size=(3, d))
+        close(gram(X, Y, 0), np.ones((4, 3)), what="K_0")
+        close(gram(X, Y, 1), X @ Y.T, what="K_1")
+        close(gram(X, Y, d + 1), np.zeros((4, 3)), what=f"K_r for r = d + 1 = {d + 1}")
+
+    @c.test(
+        "equals the sum over the subsets S of size r of ∏_{j∈S} x_j y_j, for d ≤ 7 and every r",
+        "each coordinate enters a subset at most once: multiplying in 1 + t z_j adds z_j times "
+        "the coefficient of t^(k−1) from before this factor to that of t^k.",
+    )
+    def _():
+        for d in (3, 5, 7):
+            X, Y = rng.normal(size=(4, d)), rng.normal(size=(5, d))
+            for r in range(2, d + 1):
+                close(gram(X, Y, r), _subset_gram(X, Y, r), what=f"K_r for d = {d}, r = {r}")
+
+    @c.test(
+        "the degrees add up: Σ_r K_r = ∏_j (1 + x_j y_j) for d = 12",
+        "set t = 1 in the product whose coefficients your recursion computes.",
+    )
+    def _():
+        X, Y = rng.normal(size=(3, 12)) / 2, rng.normal(size=(4, 12)) / 2
+        total = sum(gram(X, Y, r) for r in range(13))
+        close(total, _all_subsets_gram(X, Y), what="Σ_r K_r")
+
+    @c.test(
+        "raises ValueError for r < 0",
+        "no subset has a negative size: test r before computing anything.",
+    )
+    def _():
+        X = rng.normal(size=(2, 3))
+        try:
+            c.fn(X, X, -1)
+        except ValueError:
+            return
+        raise AssertionError("no ValueError for r = -1")
+
+    @c.test(
+        f"cost: d = {COST_D}, r = {COST_R} ({math.comb(COST_D, COST_R):,} subsets) on 3 × 4 "
+        f"points in under {MAX_LINES:,} lines of Python and {MAX_BYTES // 2**20} MB",
+        "the recursion goes through the coordinates once and keeps r + 1 coefficients per "
+        "pair, O(r d) work; listing the subsets costs C(d, r) per pair.",
+    )
+    def _():
+        X, Y = rng.normal(size=(3, COST_D)), rng.normal(size=(4, COST_D))
+        counter = WorkCounter(1, max_steps=MAX_LINES)
+        try:
+            c.guarded_call(c.student_fn, (X, Y, COST_R), {}, counter)
+        except WorkCounter.Exceeded:
+            raise AssertionError(
+                f"your function ran more than {MAX_LINES:,} lines of Python (stopped there)"
+            ) from None
+        assert counter.peak_bytes <= MAX_BYTES, (
+            f"your function held {counter.peak_bytes / 2**20:.1f} MB at once on 3 × 4 points"
+        )
 
     c.finish()
 
