@@ -533,13 +533,15 @@ def _plain_sgd_epochs(read, psi, lam, step_size, n_epochs, w0):
     return w
 
 
-def _iid_fourier_features(X, D, kernel, gamma, rng):
-    """Independent frequencies: the right law and the right map, but plain Monte Carlo."""
-    d = X.shape[1]
-    if kernel == "rbf":
-        Omega = rng.normal(scale=np.sqrt(2 * gamma), size=(D, d))
-    else:
-        Omega = gamma * rng.standard_cauchy(size=(D, d))
+def _iid_fourier_features(X, D, gamma, rng):
+    """Independent frequencies: the right law and the right map, but plain Monte Carlo. The
+    law (1 − cos t)/(πt²) is drawn by rejection from Cauchy(0, 2)."""
+    t = np.empty(0)
+    while t.size < D * X.shape[1]:
+        s = 2.0 * rng.standard_cauchy(4 * D * X.shape[1])
+        keep = rng.random(s.size) < np.sinc(s / (2 * np.pi)) ** 2 * (1 + s**2 / 4) / 2
+        t = np.concatenate([t, s[keep]])
+    Omega = gamma * t[: D * X.shape[1]].reshape(D, X.shape[1])
     return np.hstack([np.cos(X @ Omega.T), np.sin(X @ Omega.T)]) / np.sqrt(D)
 
 
@@ -939,25 +941,39 @@ def test_hw6_q1_passes_the_inverse_of_f_at_one_minus_u_and_a_numerical_root(caps
     assert "[FAIL]" not in capsys.readouterr().out
 
 
-def test_hw3_q2_fails_a_cauchy_law_of_scale_one_over_gamma(capsys):
+def _hw3_solution(name):
+    return _solution_functions(next(p for p in SOLUTIONS if p.name.startswith("hw3_")))[name]
+
+
+def test_hw3_q2_fails_chapter_5s_gaussian_quantile(capsys):
+    """Chapter 5's qmc_frequencies copied: scrambled Halton points through the Gaussian
+    quantile, so the features estimate the RBF kernel, not the triangle kernel."""
     from scipy import special
 
-    path = next(p for p in SOLUTIONS if p.name.startswith("hw3_"))
-    halton = _solution_functions(path)["scrambled_halton"]
+    halton = _hw3_solution("scrambled_halton")
 
-    def gamma_as_a_length_scale(X, D, kernel, gamma, rng):
-        U = halton(D, X.shape[1], rng)
-        if kernel == "rbf":
-            Omega = np.sqrt(2 * gamma) * special.ndtri(U)
-        else:  # Cauchy(0, 1/γ): right at γ = 1 only
-            Omega = np.tan(np.pi * (U - 0.5)) / gamma
-        T = X @ Omega.T
+    def chapter_5(X, D, gamma, rng):
+        T = X @ (np.sqrt(2 * gamma) * special.ndtri(halton(D, X.shape[1], rng))).T
         return np.hstack([np.cos(T), np.sin(T)]) / np.sqrt(D)
 
     for seed in range(3):
-        with pytest.raises(AssertionError, match=r"hw3\.q2: 1 of 5 checks failed"):
+        with pytest.raises(AssertionError, match=r"hw3\.q2: [12] of 5 checks failed"):
+            check.hw3.q2(chapter_5, seed=seed)
+        assert "[FAIL] ψ(x)ᵀψ(y) approaches the triangle kernel" in capsys.readouterr().out
+
+
+def test_hw3_q2_fails_gamma_as_a_length_scale(capsys):
+    """The right quantile and points, but ω = t/γ: right at γ = 1 only."""
+    halton, quantile = _hw3_solution("scrambled_halton"), _hw3_solution("fejer_quantile")
+
+    def gamma_as_a_length_scale(X, D, gamma, rng):
+        T = X @ (quantile(halton(D, X.shape[1], rng)) / gamma).T
+        return np.hstack([np.cos(T), np.sin(T)]) / np.sqrt(D)
+
+    for seed in range(3):
+        with pytest.raises(AssertionError, match=r"hw3\.q2: [12] of 5 checks failed"):
             check.hw3.q2(gamma_as_a_length_scale, seed=seed)
-        assert "laplacian, γ = " in capsys.readouterr().out
+        assert "[FAIL] ψ(x)ᵀψ(y) approaches the triangle kernel" in capsys.readouterr().out
 
 
 def _walk_kernel_raising_by_the_bound(A1, labels1, A2, labels2, lam):

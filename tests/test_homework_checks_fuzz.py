@@ -271,7 +271,7 @@ def _as_row(fn):
     "hw, q, wrong, message",
     [
         # numpy's "operands could not be broadcast together" or "matmul: ... mismatch"
-        ("hw3", "q2", _transposed, "rbf: got shape (32, 7) for n = 7, D = 16"),
+        ("hw3", "q2", _transposed, "got shape (32, 7) for n = 7, D = 16"),
         ("hw3", "q2", _as_row, "expected (n, 2D)"),
         # "boolean index did not match indexed array"
         ("hw4", "q2", _first_two, "the new α has shape (2,), expected (20,)"),

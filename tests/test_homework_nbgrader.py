@@ -63,16 +63,18 @@ WRONG_ANSWER = {
         "    return E",
         3.0,
     ),
-    # the right law and map, but i.i.d. frequencies: plain Monte Carlo, not scrambled Halton
+    # chapter 5's qmc_frequencies copied: Halton points through the Gaussian quantile, the
+    # RBF kernel's law, where the triangle kernel's law needs its own quantile by a root finder
     "hw3_random_fourier": (
         "q2-features",
-        "def qmc_fourier_features(X, D, kernel, gamma, rng):\n"
+        "def fejer_quantile(u):\n"
+        "    return special.ndtri(u)\n"
+        "\n"
+        "\n"
+        "def qmc_triangle_features(X, D, gamma, rng):\n"
         "    X = np.asarray(X, dtype=float)\n"
-        "    if kernel == 'rbf':\n"
-        "        Omega = rng.normal(scale=np.sqrt(2 * gamma), size=(D, X.shape[1]))\n"
-        "    else:\n"
-        "        Omega = gamma * rng.standard_cauchy(size=(D, X.shape[1]))\n"
-        "    phases = X @ Omega.T\n"
+        "    U = scrambled_halton(D, X.shape[1], rng)\n"
+        "    phases = X @ (np.sqrt(2 * gamma) * special.ndtri(U)).T\n"
         "    return np.hstack([np.cos(phases), np.sin(phases)]) / np.sqrt(D)",
         3.0,
     ),
