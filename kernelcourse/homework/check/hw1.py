@@ -6,8 +6,8 @@ Question 1 asks for a certificate of indefiniteness from a Cholesky factorisatio
 first negative pivot: a :class:`SpectralGuard` fails a function that computes eigenvalues or
 singular values instead, the way the package guard of :mod:`._core` fails a function that calls
 ``kernelcourse``. Question 2 asks for the ANOVA kernel of degree r by a recursion over the
-coordinates: its cost is counted in lines of Python and bytes held (hw4's :class:`WorkCounter`),
-never timed, so that a function listing the subsets fails quickly.
+coordinates: its cost is counted in lines of Python and bytes held (the ``WorkCounter`` of
+:mod:`._work`), never timed, so that a function listing the subsets fails quickly.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from ...kernels import RBF
 from . import _core
 from ._core import SelfCheck, _matches, as_numbers, close, fresh_rng
-from .hw4 import WorkCounter
+from ._work import WorkCounter
 
 __all__ = ["q1", "q2", "q3", "SpectralGuard", "FactorisationCheck"]
 
