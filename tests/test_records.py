@@ -19,12 +19,13 @@ def lecture():
 
 
 def test_pct_and_seconds():
-    assert records.pct(0.98) == "98.0 %"
-    assert records.pct(0.97856, 2) == "97.86 %"
-    assert records.seconds(406.2) == "406 s"
-    assert records.seconds(34.87) == "35 s"
-    assert records.seconds(0.2134) == "0.21 s"
-    assert records.seconds(3.0) == "3 s"
+    # a no-break space between number and unit: the unit never starts a line
+    assert records.pct(0.98) == "98.0\u00a0%"
+    assert records.pct(0.97856, 2) == "97.86\u00a0%"
+    assert records.seconds(406.2) == "406\u00a0s"
+    assert records.seconds(34.87) == "35\u00a0s"
+    assert records.seconds(0.2134) == "0.21\u00a0s"
+    assert records.seconds(3.0) == "3\u00a0s"
 
 
 def test_forest_table_has_every_finished_run(forest):
@@ -43,8 +44,8 @@ def test_forest_table_has_every_finished_run(forest):
     # the published accuracies of the two methods Rahimi & Recht report are in the title
     assert table.headers == ["method", "setting", "accuracy"]
     assert table.title.endswith(
-        "Published by Rahimi & Recht: 97.8 % for random binning + ridge, "
-        "88.4 % for Fourier features + ridge"
+        "Published by Rahimi & Recht: 97.8\u00a0% for random binning + ridge, "
+        "88.4\u00a0% for Fourier features + ridge"
     )
     assert "Rahimi & Recht" not in records.forest_table(forest, "multiclass").title
 
@@ -160,12 +161,21 @@ def test_gpu_table_from_a_record():
         ],
     }  # fmt: skip
     table = records.gpu_table(record)
-    assert table.cells[0] == ["Nyström-FALKON, type 2 vs rest", "M = 50,000, γ = 0.1", "95.0 %"]
+    assert table.cells[0] == [
+        "Nyström-FALKON, type 2 vs rest",
+        "M = 50,000, γ = 0.1",
+        "95.0\u00a0%",
+    ]
     assert table.cells[1][1] == "D = 20,000, γ = 0.1"
     assert table.title == "Full Covertype on Some GPU"
     cost = records.gpu_table(record, "cost")
     assert cost.headers == ["method, task", "fit", "predict", "memory"]
-    assert cost.cells[1] == ["Fourier features + ridge, type 2 vs rest", "9 s", "0.2 s", "4.0 GiB"]
+    assert cost.cells[1] == [
+        "Fourier features + ridge, type 2 vs rest",
+        "9\u00a0s",
+        "0.2\u00a0s",
+        "4.0 GiB",
+    ]
     assert "Some GPU" in cost.title
     with pytest.raises(ValueError, match="part"):
         records.gpu_table(record, "speed")

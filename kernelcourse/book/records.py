@@ -61,17 +61,23 @@ FOREST_TASKS = {
 FOREST_TASKS_SHORT = {"binary": "type 2 vs rest", "multiclass": "7 classes"}
 
 
+# Between a number and its unit, a no-break space: a line of prose never starts with "%" or
+# "s" on a phone.
+_UNIT_SPACE = "\u00a0"
+
+
 def pct(value, digits=1):
-    """A fraction as a percentage with ``digits`` decimals: ``pct(0.9801) == "98.0 %"``."""
-    return f"{100 * value:.{digits}f} %"
+    """A fraction as a percentage with ``digits`` decimals, a no-break space before the
+    sign: ``pct(0.9801) == "98.0\u00a0%"``."""
+    return f"{100 * value:.{digits}f}{_UNIT_SPACE}%"
 
 
 def seconds(value):
-    """A duration in seconds with two significant digits, plain notation: ``"410 s"``,
-    ``"0.21 s"``."""
+    """A duration in seconds with two significant digits, plain notation and a no-break
+    space before the unit: ``"410\u00a0s"``, ``"0.21\u00a0s"``."""
     if value >= 100:
-        return f"{value:.0f} s"
-    return f"{float(f'{value:.2g}'):g} s"
+        return f"{value:.0f}{_UNIT_SPACE}s"
+    return f"{float(f'{value:.2g}'):g}{_UNIT_SPACE}s"
 
 
 def _lam(value):
