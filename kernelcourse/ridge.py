@@ -263,7 +263,12 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
     # A converted from integers, a list or float16 is a private copy: the caller's matrix,
     # not overwritten, backs the fallback (it raised "was overwritten; refit with
     # overwrite_a=False" to a caller who had passed overwrite_a=False)
-    backup = original if original is not None else None if overwrite_a else A
+    if original is not None:
+        backup = original
+    elif overwrite_a:
+        backup = None  # nothing left to fall back on once M is factored in place
+    else:
+        backup = A
     M = A if overwrite_a else A.copy()
     M.flat[:: n + 1] += lam
     if M.flags.c_contiguous and not M.flags.f_contiguous:
