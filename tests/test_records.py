@@ -26,6 +26,7 @@ def test_pct_and_seconds():
     assert records.seconds(34.87) == "35\u00a0s"
     assert records.seconds(0.2134) == "0.21\u00a0s"
     assert records.seconds(3.0) == "3\u00a0s"
+    assert records.gib(4 * 2**30) == "4.0\u00a0GiB"
 
 
 def test_forest_table_has_every_finished_run(forest):
@@ -174,7 +175,7 @@ def test_gpu_table_from_a_record():
         "Fourier features + ridge, type 2 vs rest",
         "9\u00a0s",
         "0.2\u00a0s",
-        "4.0 GiB",
+        "4.0\u00a0GiB",
     ]
     assert "Some GPU" in cost.title
     with pytest.raises(ValueError, match="part"):

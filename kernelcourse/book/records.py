@@ -20,6 +20,7 @@ __all__ = [
     "FOREST_TASKS_SHORT",
     "pct",
     "seconds",
+    "gib",
     "forest_settings",
     "forest_runs",
     "forest_table",
@@ -78,6 +79,12 @@ def seconds(value):
     if value >= 100:
         return f"{value:.0f}{_UNIT_SPACE}s"
     return f"{float(f'{value:.2g}'):g}{_UNIT_SPACE}s"
+
+
+def gib(n_bytes):
+    """A size in bytes as GiB with one decimal and a no-break space before the unit:
+    ``gib(2**32) == "4.0\u00a0GiB"``."""
+    return f"{n_bytes / 2**30:.1f}{_UNIT_SPACE}GiB"
 
 
 def _lam(value):
@@ -187,7 +194,7 @@ def falkon_sizes_table(record):
             [
                 f"{r['n_components']:,}",
                 seconds(r["predicted_fit_s"]),
-                f"{r['predicted_peak_bytes'] / 2**30:.1f} GiB",
+                gib(r["predicted_peak_bytes"]),
                 "yes" if r["affordable"] else "no",
             ]
             for r in record["validation"]["falkon"]["sizes"]
@@ -241,7 +248,7 @@ def forest_table(record, task="binary", part="accuracy"):
                 label,
                 seconds(r["fit_s"]),
                 seconds(r["predict_s"]),
-                f"{r['peak_rss_bytes'] / 2**30:.1f} GiB",
+                gib(r["peak_rss_bytes"]),
             ]
         rows.append(row)
     for r in record["runs"]:
@@ -261,8 +268,8 @@ def forest_table(record, task="binary", part="accuracy"):
             )
     else:
         minutes = record.get("budget_s", 300.0) / 60
-        gib = record.get("memory_budget_bytes", 4 * 2**30) / 2**30
-        title = f"Cost, {FOREST_TASKS[task]} (budget: {minutes:g} min of fit, {gib:g} GiB)"
+        budget = record.get("memory_budget_bytes", 4 * 2**30) / 2**30
+        title = f"Cost, {FOREST_TASKS[task]} (budget: {minutes:g} min of fit, {budget:g} GiB)"
     return Table(rows, header, title=title)
 
 
@@ -344,7 +351,7 @@ def binning_trials_table(record):
                 _chosen(_trial(r), r),
                 f"{100 * r['validation_accuracy']:.2f} %",
                 seconds(r["seconds"]),
-                f"{r['fit_peak_bytes'] / 2**30:.1f} GiB",
+                gib(r["fit_peak_bytes"]),
             ]
             for r in grid
         ],
@@ -477,7 +484,7 @@ def gpu_table(record, part="accuracy"):
                     label,
                     seconds(r["fit_s"]),
                     seconds(r["predict_s"]),
-                    f"{r['peak_device_bytes'] / 2**30:.1f} GiB",
+                    gib(r["peak_device_bytes"]),
                 ]
             )
             continue
