@@ -15,6 +15,7 @@ import scipy.sparse
 
 __all__ = [
     "check_weights",
+    "sample_weight_array",
     "as_float_matrix",
     "as_real_array",
     "check_positive",
@@ -455,16 +456,17 @@ def kernel_params_of(kernel_params):
     return params
 
 
-def check_weights(sample_weight, X):
-    """Non-negative finite sample weights with a positive sum (errors name ``sample_weight``),
-    or None for all ones."""
+def sample_weight_array(sample_weight, X):
+    """``sample_weight`` as a finite non-negative float64 vector of X's length (None: all
+    ones), read as scikit-learn's ``_check_sample_weight`` reads it (a scalar is broadcast),
+    with every error naming ``sample_weight``. :func:`check_weights` adds the checks on the
+    sum; an SVM, whose weights only scale its box bounds, needs this alone."""
     from sklearn.utils.validation import _check_sample_weight
 
-    if sample_weight is None:
-        return None
     from ._array_api import _foreign, to_numpy
 
-    if _foreign(sample_weight):  # weights live on the host; a tensor may require grad
+    if sample_weight is not None and _foreign(sample_weight):
+        # weights live on the host; a tensor may require grad
         sample_weight = to_numpy(sample_weight)
     try:
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
@@ -475,6 +477,15 @@ def check_weights(sample_weight, X):
         raise kind(f"sample_weight: {err}") from err
     if not np.isfinite(sw).all():  # a scalar is broadcast unchecked: NaN "summed to zero"
         raise ValueError("sample_weight contains NaN or infinity; every weight must be finite.")
+    return sw
+
+
+def check_weights(sample_weight, X):
+    """Non-negative finite sample weights with a positive sum (errors name ``sample_weight``),
+    or None for all ones."""
+    if sample_weight is None:
+        return None
+    sw = sample_weight_array(sample_weight, X)
     with np.errstate(over="ignore"):  # an overflow is refused below, by name
         total = sw.sum()
     if not total > 0:

@@ -43,7 +43,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
 from ._validation import (
@@ -57,6 +57,7 @@ from ._validation import (
     finite_gram,
     gamma_constraint,
     kernel_params_of,
+    sample_weight_array,
     validate_data,
 )
 from ._validation import label_repr as _label
@@ -731,10 +732,7 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
     ``class_weight_``; "balanced" counts the samples as LIBSVM does, or weighs them by
     s_i as LIBLINEAR does (``liblinear=True``). Returns the box weights and the checked s_i
     alone (for one-vs-rest problems that weigh only their positive class)."""
-    try:
-        s_i = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    except ValueError as err:
-        raise ValueError(f"sample_weight: {err}") from err
+    s_i = sample_weight_array(sample_weight, X)
     sw = s_i
     classes = est.classes_
     if isinstance(est.class_weight, dict):
@@ -747,6 +745,14 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
         bad = {k: v for k, v in est.class_weight.items() if not isinstance(v, Real)}
         if bad:  # scikit-learn's float() error ("could not convert string") names no argument
             raise TypeError(f"class_weight must map labels to real numbers, got {bad!r}.")
+        for label, value in est.class_weight.items():
+            try:
+                float(value)
+            except OverflowError:  # Python's "int too large to convert to float"
+                raise ValueError(
+                    f"class_weight[{_label(label)}] is an integer beyond the float range "
+                    "(about 1.8e308); class weights must be finite and >= 0."
+                ) from None
     est.class_weight_ = compute_class_weight(
         est.class_weight,
         classes=classes,

@@ -1,0 +1,52 @@
+"""Round five of fuzzing the public API with bad and extreme inputs: regression tests for
+the defects it found."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+
+def _svm_data():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize("make", ["KernelSVC", "PrimalSVC"])
+@pytest.mark.parametrize(
+    ("sample_weight", "error"),
+    [
+        ([10**400] * 30, ValueError),  # Python's "int too large to convert to float"
+        ({"a": 1.0}, TypeError),  # float()'s "argument must be a string or a real number"
+        (np.full(30, 1.0 + 1.0j), (ValueError, TypeError)),
+        (np.nan, ValueError),
+    ],
+    ids=["integers-beyond-float", "dict", "complex", "nan-scalar"],
+)
+def test_svms_name_sample_weight_as_the_ridge_estimators(make, sample_weight, error):
+    # the SVMs read the weights with scikit-learn's _check_sample_weight directly, where the
+    # ridge estimators use the shared check: an OverflowError and a TypeError named nothing
+    from kernelcourse.svm import KernelSVC, PrimalSVC
+
+    X, y = _svm_data()
+    model = {"KernelSVC": KernelSVC, "PrimalSVC": PrimalSVC}[make]
+    with pytest.raises(error, match="^sample_weight"):
+        model().fit(X, y, sample_weight=sample_weight)
+    # weights whose sum overflows only scale the box bounds: still fitted, as before
+    sw = np.full(30, 1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        heavy = model(C=1e-300).fit(X, y, sample_weight=sw)
+    assert np.isfinite(heavy.decision_function(X)).all()
+
+
+@pytest.mark.parametrize("make", ["KernelSVC", "PrimalSVC"])
+def test_svm_class_weight_beyond_the_float_range_is_named(make):
+    from kernelcourse.svm import KernelSVC, PrimalSVC
+
+    X, y = _svm_data()
+    model = {"KernelSVC": KernelSVC, "PrimalSVC": PrimalSVC}[make]
+    with pytest.raises(ValueError, match=r"^class_weight\[1\] is an integer beyond the float"):
+        model(class_weight={1: 10**400}).fit(X, y)
+    ref = model(class_weight={1: 2.0}).fit(X, y).decision_function(X)
+    np.testing.assert_array_equal(model(class_weight={1: 2}).fit(X, y).decision_function(X), ref)
