@@ -26,6 +26,7 @@ __all__ = [
     "as_float_vector",
     "check_count",
     "count_constraint",
+    "real_constraint",
     "check_fit_input",
     "check_labels",
     "kernel_params_of",
@@ -334,6 +335,45 @@ def count_constraint(minimum=1):
     an int (not a bool) in the range [1, inf)
     """
     return _count_interval()(numbers.Integral, minimum, None, closed="left")
+
+
+@functools.cache
+def _real_interval():
+    from sklearn.utils._param_validation import Interval
+
+    class RealInterval(Interval):
+        """``Interval(Real, ...)`` without the integers beyond the float range, which
+        ``numbers.Real`` counts as real numbers and the interval's comparisons admit
+        (lam=10**400 then failed in ``float()`` with "int too large to convert to float")."""
+
+        def is_satisfied_by(self, val):
+            if isinstance(val, numbers.Integral) and not isinstance(val, (bool, np.bool_)):
+                try:
+                    float(val)
+                except OverflowError:
+                    return False
+            return super().is_satisfied_by(val)
+
+        def __str__(self):
+            return super().__str__() + " (an integer beyond about 1.8e308 is not)"
+
+    return RealInterval
+
+
+def real_constraint(left, right=None, *, closed):
+    """The ``_parameter_constraints`` entry of a real hyper-parameter (λ, C, γ, ``tol``):
+    scikit-learn's ``Interval(Real, left, right, closed=closed)``, refusing besides an
+    integer beyond the float range, whose conversion to float fails; scikit-learn's error
+    names the parameter.
+
+    Examples
+    --------
+    >>> from kernelcourse._validation import real_constraint
+    >>> c = real_constraint(0, closed="left")
+    >>> c.is_satisfied_by(2), c.is_satisfied_by(1e300), c.is_satisfied_by(10**400)
+    (True, True, False)
+    """
+    return _real_interval()(numbers.Real, left, right, closed=closed)
 
 
 def gamma_constraint(*, per_feature=False):

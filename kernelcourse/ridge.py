@@ -22,7 +22,6 @@ the same solution is as the minimizer of the penalized empirical risk).
 from __future__ import annotations
 
 import copy
-import numbers
 import warnings
 
 import numpy as np
@@ -30,7 +29,7 @@ import scipy.sparse as sp
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.preprocessing import LabelBinarizer
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _array_api, devices, solvers
@@ -53,6 +52,7 @@ from ._validation import (
     finite_gram,
     gamma_constraint,
     kernel_params_of,
+    real_constraint,
     refuse_complex_features,
     validate_data,
 )
@@ -724,7 +724,7 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "lam": [real_constraint(0, None, closed="left")],
         "fit_intercept": ["boolean"],
     }
 
@@ -856,7 +856,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
         "gamma": gamma_constraint(per_feature=True),
-        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "lam": [real_constraint(0, None, closed="left")],
         "kernel_params": [dict, None],
         "dtype": [type, np.dtype],
     }
@@ -1161,9 +1161,9 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "features": [Kernel, HasMethods(["fit", "transform"]), None],
-        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "lam": [real_constraint(0, None, closed="left")],
         "fit_intercept": ["boolean"],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "tol": [real_constraint(0, None, closed="neither")],
         "max_iter": [count_constraint()],
         "verbose": ["verbose", None],
     }

@@ -49,7 +49,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import RBFSampler, SkewedChi2Sampler
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _array_api, devices, solvers
@@ -67,6 +67,7 @@ from ._validation import (
     count_constraint,
     finite_gram,
     gamma_constraint,
+    real_constraint,
     refuse_complex_features,
     validate_data,
 )
@@ -219,10 +220,10 @@ class _BaseNystroemKRR(BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian"}), Kernel],
         "gamma": gamma_constraint(per_feature=True),
-        "lam": [Interval(numbers.Real, 0, None, closed="neither")],
+        "lam": [real_constraint(0, None, closed="neither")],
         "n_components": [count_constraint()],
         "max_iter": [count_constraint()],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "tol": [real_constraint(0, None, closed="left")],
         "preconditioner": [StrOptions({"falkon"}), None],
         "precompute": ["boolean"],
         "block_size": [count_constraint(), None],
@@ -1016,10 +1017,10 @@ class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         "features": [None, HasMethods(["fit", "transform"])],
-        "lam": [Interval(numbers.Real, 0, None, closed="neither")],
+        "lam": [real_constraint(0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "block_size": [count_constraint()],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "tol": [real_constraint(0, None, closed="neither")],
         "max_iter": [count_constraint()],
         "random_state": ["random_state"],
     }

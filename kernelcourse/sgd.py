@@ -34,14 +34,12 @@ rather than restating them; the memory is the size of the arrays each strategy h
 
 from __future__ import annotations
 
-from numbers import Real
-
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
@@ -50,6 +48,7 @@ from ._validation import (
     as_float_vector,
     check_labels,
     count_constraint,
+    real_constraint,
     refuse_complex_features,
     validate_data,
 )
@@ -543,8 +542,8 @@ class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints = {
         "features": [None, HasMethods(["fit", "transform"])],
         "loss": [StrOptions({"hinge", "logistic"})],
-        "lam": [Interval(Real, 0, None, closed="neither")],
-        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "lam": [real_constraint(0, None, closed="neither")],
+        "eta0": [real_constraint(0, None, closed="neither")],
         "block_size": [count_constraint()],
         "random_state": ["random_state"],
         "verbose": ["verbose", None],

@@ -41,7 +41,7 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
@@ -57,6 +57,7 @@ from ._validation import (
     finite_gram,
     gamma_constraint,
     kernel_params_of,
+    real_constraint,
     sample_weight_array,
     validate_data,
 )
@@ -923,10 +924,10 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     _parameter_constraints = {
         "kernel": [StrOptions(set(KERNEL_NAMES) | {"poly", "gaussian", "precomputed"}), Kernel],
         "gamma": gamma_constraint(),
-        "C": [Interval(Real, 0, None, closed="right")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
+        "C": [real_constraint(0, None, closed="right")],
+        "tol": [real_constraint(0, None, closed="neither")],
         "max_iter": [count_constraint(), None],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "cache_size": [real_constraint(0, None, closed="neither")],
         "shrinking": ["boolean"],
         "kernel_params": [dict, None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
@@ -1261,11 +1262,11 @@ class PrimalSVC(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [real_constraint(0, None, closed="neither")],
         "loss": [StrOptions({"hinge", "squared_hinge"})],
         "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
+        "intercept_scaling": [real_constraint(0, None, closed="neither")],
+        "tol": [real_constraint(0, None, closed="neither")],
         "max_iter": [count_constraint()],
         "random_state": ["random_state"],
         "class_weight": [dict, StrOptions({"balanced"}), None],

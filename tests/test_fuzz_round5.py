@@ -50,3 +50,59 @@ def test_svm_class_weight_beyond_the_float_range_is_named(make):
         model(class_weight={1: 10**400}).fit(X, y)
     ref = model(class_weight={1: 2.0}).fit(X, y).decision_function(X)
     np.testing.assert_array_equal(model(class_weight={1: 2}).fit(X, y).decision_function(X), ref)
+
+
+def _estimators_with_real_parameters():
+    from kernelcourse.features import Nystroem, RandomFourierFeatures, RandomKitchenSinks
+    from kernelcourse.ridge import (
+        FeatureRidge,
+        FeatureRidgeClassifier,
+        KernelRidge,
+        RidgeRegression,
+    )
+    from kernelcourse.scale import NystroemKRR, StreamingFeatureRidge
+    from kernelcourse.sgd import FeatureSGDClassifier
+    from kernelcourse.svm import KernelSVC, PrimalSVC
+
+    rff = RandomFourierFeatures(n_components=10, random_state=0)
+    return [
+        (RidgeRegression(), "lam"),
+        (KernelRidge(), "lam"),
+        (FeatureRidge(rff), "lam"),
+        (FeatureRidge(rff), "tol"),
+        (FeatureRidgeClassifier(rff), "lam"),
+        (NystroemKRR(n_components=5, random_state=0), "lam"),
+        (NystroemKRR(n_components=5, random_state=0), "tol"),
+        (StreamingFeatureRidge(rff), "lam"),
+        (FeatureSGDClassifier(rff, random_state=0), "eta0"),
+        (KernelSVC(), "C"),
+        (KernelSVC(), "cache_size"),
+        (PrimalSVC(), "C"),
+        (PrimalSVC(), "intercept_scaling"),
+        (PrimalSVC(), "tol"),
+        (RandomKitchenSinks(n_components=5, random_state=0), "scale"),
+        (RandomFourierFeatures(n_components=5, sampling="leverage", random_state=0), "ridge"),
+        (Nystroem(n_components=5, random_state=0), "ridge"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("estimator", "param"),
+    _estimators_with_real_parameters(),
+    ids=lambda v: v if isinstance(v, str) else type(v).__name__,
+)
+def test_real_hyper_parameters_beyond_the_float_range_are_named(estimator, param):
+    # numbers.Real counts 10**400 as a real number inside (0, inf), so it passed the
+    # parameter check and failed later in float() with "int too large to convert to float"
+    from sklearn.base import clone
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y = _svm_data()
+    model = clone(estimator).set_params(**{param: 10**400})
+    with pytest.raises(InvalidParameterError, match=f"^The '{param}' parameter of"):
+        model.fit(X, y)
+    # a large integer within the float range is the float it converts to, as before
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clone(estimator).set_params(**{param: 10**3}).fit(X, y)
+

@@ -39,6 +39,7 @@ from .._validation import (
     gamma_constraint,
     kernel_params_of,
     naming,
+    real_constraint,
     validate_data,
 )
 from ..kernels import Kernel, resolve_kernel
@@ -290,7 +291,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         "random_state": ["random_state"],
         "dtype": [None, type, np.dtype],
         "kernel_params": [dict, None],
-        "ridge": [Interval(numbers.Real, 0, None, closed="neither")],
+        "ridge": [real_constraint(0, None, closed="neither")],
         "pool_factor": [Interval(numbers.Integral, 1, None, closed="left")],
         "qmc_engine": [StrOptions({"halton", "sobol"})],
         "exact_cos": ["boolean"],

@@ -41,6 +41,7 @@ from .._validation import (
     check_memory,
     check_positive,
     naming,
+    real_constraint,
     validate_data,
     warn_if_phase_lost,
 )
@@ -201,8 +202,8 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     _parameter_constraints: dict = {
         "basis": [StrOptions(set(BASES)), callable],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "scale": [Interval(numbers.Real, 0, None, closed="neither")],
-        "bandwidth": [Interval(numbers.Real, 0, None, closed="neither")],
+        "scale": [real_constraint(0, None, closed="neither")],
+        "bandwidth": [real_constraint(0, None, closed="neither")],
         "order": [Interval(numbers.Integral, 0, 2, closed="both")],
         "sampler": [callable, None],
         "random_state": ["random_state"],

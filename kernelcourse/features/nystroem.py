@@ -25,14 +25,13 @@ the cost of the N × m × m product and does not depend on the signs of computed
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 
 import numpy as np
 from scipy.linalg import get_blas_funcs, solve_triangular
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _array_api, devices
@@ -47,6 +46,7 @@ from .._validation import (
     gamma_constraint,
     kernel_params_of,
     naming,
+    real_constraint,
     validate_data,
 )
 from ..kernels import KERNEL_NAMES, Kernel, resolve_kernel
@@ -310,7 +310,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         "n_components": [count_constraint()],
         "rank": [count_constraint(), None],
         "sampling": [StrOptions({"uniform", "leverage"})],
-        "ridge": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "ridge": [real_constraint(0, None, closed="neither"), None],
         "random_state": ["random_state"],
         "kernel_params": [dict, None],
     }
