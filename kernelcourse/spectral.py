@@ -425,6 +425,9 @@ def spectral_measure(kernel, **kernel_params):
         ``RBF``, ``Laplacian``, ``Matern`` or a non-negative multiple ``c * k`` of one of them
         (the measure then has mass c); a name is resolved with
         :func:`kernelcourse.kernels.resolve_kernel` and ``kernel_params``.
+    **kernel_params
+        Parameters of a named kernel (``gamma``, ``nu``, ``length_scale``); refused with a
+        kernel object, which holds its own.
 
     Returns
     -------
@@ -447,6 +450,12 @@ def spectral_measure(kernel, **kernel_params):
     """
     if isinstance(kernel, str):
         kernel = resolve_kernel(kernel, **kernel_params)
+    elif kernel_params:
+        # spectral_measure(RBF(), gamma=2.0) returned the measure of RBF(gamma=1.0), silently
+        raise ValueError(
+            f"kernel_params {sorted(kernel_params)} apply to a kernel name only; the kernel "
+            f"object {kernel!r} holds its own parameters (build it with the ones you want)."
+        )
     if not isinstance(kernel, Kernel):
         raise TypeError(f"kernel must be a kernelcourse Kernel or a name, got {kernel!r}.")
     if isinstance(kernel, Scaled):

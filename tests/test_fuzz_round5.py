@@ -106,3 +106,18 @@ def test_real_hyper_parameters_beyond_the_float_range_are_named(estimator, param
         warnings.simplefilter("ignore")
         clone(estimator).set_params(**{param: 10**3}).fit(X, y)
 
+
+@pytest.mark.parametrize("params", [{"gamma": 2.0}, {"nu": 2.5}, {"foo": 1}])
+def test_spectral_measure_refuses_parameters_beside_a_kernel_object(params):
+    # spectral_measure(RBF(), gamma=2.0) returned the measure of RBF(gamma=1.0): the
+    # parameters were read for a kernel name only and dropped, silently, for an object
+    from kernelcourse.kernels import RBF, Matern
+    from kernelcourse.spectral import spectral_measure
+
+    for kernel in [RBF(1.0), 2.0 * Matern(1.5, 1.0)]:
+        with pytest.raises(ValueError, match=r"^kernel_params \[.*\] apply to a kernel name"):
+            spectral_measure(kernel, **params)
+    # a name takes them, and an object alone is unchanged
+    assert spectral_measure("rbf", gamma=2.0).kernel.gamma == 2.0
+    assert spectral_measure(RBF(2.0)).kernel.gamma == 2.0
+
