@@ -166,7 +166,8 @@ class _Encoder:
 
     def __init__(self, alphabet, unknown):
         self.alphabet = _check_alphabet(alphabet)
-        if unknown not in _UNKNOWN:
+        # (an array compared with the names raised numpy's "truth value ... is ambiguous")
+        if not isinstance(unknown, str) or unknown not in _UNKNOWN:
             raise ValueError(f"unknown must be one of {_UNKNOWN}, got {unknown!r}.")
         self.unknown = unknown
         self.table = np.full(0x110000 if max(map(ord, alphabet)) > 255 else 256, -1, np.int64)

@@ -121,3 +121,19 @@ def test_spectral_measure_refuses_parameters_beside_a_kernel_object(params):
     assert spectral_measure("rbf", gamma=2.0).kernel.gamma == 2.0
     assert spectral_measure(RBF(2.0)).kernel.gamma == 2.0
 
+
+@pytest.mark.parametrize("make", ["SpectrumKernel", "WeightedDegreeKernel"])
+@pytest.mark.parametrize(
+    "unknown", [np.array(["skip", "error"]), np.zeros((0,)), np.array([[1.0]]), 1.5, None]
+)
+def test_string_kernels_name_an_unknown_that_is_not_a_name(make, unknown):
+    # an array reached `unknown not in ("error", "skip")`, where numpy raised "The truth
+    # value of an array with more than one element is ambiguous", naming nothing
+    from kernelcourse import strings
+
+    kernel = getattr(strings, make)
+    with pytest.raises(ValueError, match=r"^unknown must be one of \('error', 'skip'\)"):
+        kernel(2, unknown=unknown)
+    X = ["ACGN", "ACGT"]
+    K = strings.string_gram(kernel(2, unknown=np.str_("skip")), X)
+    np.testing.assert_array_equal(K, strings.string_gram(kernel(2, unknown="skip"), X))
