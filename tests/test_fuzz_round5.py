@@ -137,3 +137,17 @@ def test_string_kernels_name_an_unknown_that_is_not_a_name(make, unknown):
     X = ["ACGN", "ACGT"]
     K = strings.string_gram(kernel(2, unknown=np.str_("skip")), X)
     np.testing.assert_array_equal(K, strings.string_gram(kernel(2, unknown="skip"), X))
+
+
+def test_fit_box_constrained_names_a_c_beyond_the_float_range():
+    # C / q raised Python's OverflowError "integer division result too large for a float"
+    from kernelcourse.features import fit_box_constrained
+
+    rng = np.random.default_rng(0)
+    Psi, y = rng.normal(size=(20, 4)), np.array([0, 1] * 10)
+    with pytest.raises(ValueError, match=r"^C must be a number > 0 .* beyond the float range"):
+        fit_box_constrained(Psi, y, C=10**400)
+    # a large integer within the float range is a box as before, the same as its float
+    np.testing.assert_array_equal(
+        fit_box_constrained(Psi, y, C=10**300)[0], fit_box_constrained(Psi, y, C=1e300)[0]
+    )

@@ -463,6 +463,13 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
     y = as_float_vector(y, "y", len(Psi))
     if isinstance(C, bool) or not isinstance(C, numbers.Real) or not C > 0:
         raise ValueError(f"C must be a number > 0 (numpy.inf for no constraint), got {C!r}.")
+    try:
+        float(C)
+    except OverflowError:  # C / q raised Python's "integer division result too large"
+        raise ValueError(
+            "C must be a number > 0 (numpy.inf for no constraint), got an integer beyond the "
+            "float range (about 1.8e308); pass numpy.inf for no constraint."
+        ) from None
     tol = check_positive(tol, "tol")
     max_iter = check_count(max_iter, "max_iter")
     if not isinstance(intercept, (bool, np.bool_)):
