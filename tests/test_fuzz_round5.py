@@ -151,3 +151,20 @@ def test_fit_box_constrained_names_a_c_beyond_the_float_range():
     np.testing.assert_array_equal(
         fit_box_constrained(Psi, y, C=10**300)[0], fit_box_constrained(Psi, y, C=1e300)[0]
     )
+
+
+@pytest.mark.parametrize("param", ["n_threads", "pool_factor"])
+@pytest.mark.parametrize("value", [True, False])
+def test_rff_refuses_a_boolean_thread_count_or_pool_factor_at_fit(param, value):
+    # Interval(Integral) counts True as 1: fit took n_threads=True and every transform then
+    # failed ("n_threads must be None or an integer >= 1"); pool_factor=True was taken too
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from kernelcourse.features import RandomFourierFeatures
+
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    rff = RandomFourierFeatures(n_components=8, sampling="leverage", random_state=0)
+    with pytest.raises(InvalidParameterError, match=f"^The '{param}' parameter of"):
+        rff.set_params(**{param: value}).fit(X)
+    Z = rff.set_params(**{param: 2}).fit_transform(X)
+    np.testing.assert_array_equal(Z, rff.set_params(**{param: np.int64(2)}).fit_transform(X))

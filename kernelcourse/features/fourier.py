@@ -36,6 +36,7 @@ from .._validation import (
     check_cosine_arguments,
     check_count,
     check_memory,
+    count_constraint,
     gamma_constraint,
     kernel_params_of,
     naming,
@@ -292,10 +293,10 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         "dtype": [None, type, np.dtype],
         "kernel_params": [dict, None],
         "ridge": [real_constraint(0, None, closed="neither")],
-        "pool_factor": [Interval(numbers.Integral, 1, None, closed="left")],
+        "pool_factor": [count_constraint()],
         "qmc_engine": [StrOptions({"halton", "sobol"})],
         "exact_cos": ["boolean"],
-        "n_threads": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_threads": [count_constraint(), None],
     }
 
     def __init__(
