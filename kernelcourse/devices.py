@@ -168,6 +168,14 @@ def _check_block_input(A, name, xp):
     """``A`` as a finite, non-empty 2-D real floating array of ``xp`` for :func:`gram_block`:
     integers and booleans in the device's widest float, as the numpy kernels take them (a
     linear kernel of booleans came back boolean, an RBF of integers failed in ``mean``)."""
+    if xp is not np and not aa._foreign(A):
+        # a numpy array or a list beside X of another library failed inside xp.isdtype
+        # ("'dtype' must be a dtype") or in A.shape, naming nothing
+        raise TypeError(
+            f"{name} is a {type(A).__module__}.{type(A).__name__}, not an array of "
+            f"{xp.__name__}, the library of the block; pass X and Y of one library "
+            f"({xp.__name__}.asarray({name}) on the device of the other)."
+        )
     shape = np.shape(A) if xp is np else tuple(A.shape)
     if len(shape) != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {shape}.")

@@ -168,3 +168,22 @@ def test_rff_refuses_a_boolean_thread_count_or_pool_factor_at_fit(param, value):
         rff.set_params(**{param: value}).fit(X)
     Z = rff.set_params(**{param: 2}).fit_transform(X)
     np.testing.assert_array_equal(Z, rff.set_params(**{param: np.int64(2)}).fit_transform(X))
+
+
+@pytest.mark.parametrize("convert", [np.asarray, lambda A: A.tolist()], ids=["numpy", "list"])
+def test_gram_block_names_a_y_of_another_library_than_x(convert):
+    # a numpy Y beside an array-API X failed inside xp.isdtype ("'dtype' must be a dtype, not
+    # a <class 'numpy.dtypes.Float64DType'>"), a list in Y.shape, naming neither
+    xps = pytest.importorskip("array_api_strict")
+    from kernelcourse.devices import gram_block
+    from kernelcourse.kernels import RBF
+
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    with pytest.raises(TypeError, match=r"^Y is a (numpy\.ndarray|builtins\.list), not an arr"):
+        gram_block(RBF(0.5), xps.asarray(X), convert(X))
+    with pytest.raises(TypeError, match=r"^X is a numpy\.ndarray, not an array of array_api"):
+        gram_block(RBF(0.5), X, xp=xps)
+    # one library for both, and numpy X with any Y, are computed as before
+    K = np.asarray(gram_block(RBF(0.5), xps.asarray(X), xps.asarray(X[:2])))
+    np.testing.assert_allclose(K, RBF(0.5)(X, X[:2]), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(gram_block(RBF(0.5), X, X[:2]), K, rtol=1e-12, atol=1e-15)
