@@ -110,13 +110,19 @@ SOURCES = {
 def cache_dir():
     """The user cache folder: ``$XDG_CACHE_HOME/kernelcourse`` or ``~/.cache/kernelcourse``.
 
+    ``XDG_CACHE_HOME`` counts only when it is an absolute path (after ``~`` is expanded), as
+    the XDG Base Directory Specification asks: a relative one would put the cache, and every
+    download, under whatever folder the program happens to run in.
+
     Examples
     --------
     >>> from kernelcourse.datasets import cache_dir
     >>> print(cache_dir().name)
     kernelcourse
     """
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.path.expanduser(os.environ.get("XDG_CACHE_HOME", ""))
+    if not os.path.isabs(base):  # unset, empty or relative: the specification's default
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return pathlib.Path(base) / "kernelcourse"
 
 

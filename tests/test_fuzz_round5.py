@@ -187,3 +187,19 @@ def test_gram_block_names_a_y_of_another_library_than_x(convert):
     K = np.asarray(gram_block(RBF(0.5), xps.asarray(X), xps.asarray(X[:2])))
     np.testing.assert_allclose(K, RBF(0.5)(X, X[:2]), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(gram_block(RBF(0.5), X, X[:2]), K, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("value", ["relative/cache", "cache", ".", ""])
+def test_cache_dir_ignores_a_relative_xdg_cache_home(value, monkeypatch, tmp_path):
+    # a relative XDG_CACHE_HOME made the cache, and every download, depend on the folder the
+    # program ran in (the XDG specification says to ignore such a value)
+    from kernelcourse.datasets import cache_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", value)
+    assert cache_dir() == tmp_path / "home" / ".cache" / "kernelcourse"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "kernelcourse"
+    monkeypatch.setenv("XDG_CACHE_HOME", "~/xdg")
+    assert cache_dir() == tmp_path / "home" / "xdg" / "kernelcourse"
