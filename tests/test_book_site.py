@@ -466,6 +466,26 @@ def test_the_network_scan_sees_external_scripts():
     ]
 
 
+# "exercise {ref}`ex-…`" renders as "exercise Exercise 7.1": the reference names its kind
+_DOUBLED_KIND = re.compile(
+    r"\b(exercise|figure|table|section|equation|theorem|proposition|lemma|definition)s?"
+    r"\s+\1\s+\d",
+    re.IGNORECASE,
+)
+
+
+def test_no_reference_repeats_its_kind(book_html):
+    """A cross-reference already says what it points to ("Exercise 7.1"), so the prose
+    before it must not say it again."""
+    offenders = {}
+    for page in sorted((book_html / "book").rglob("*.html")):
+        text = re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8"))
+        found = [m.group(0) for m in _DOUBLED_KIND.finditer(html.unescape(text))]
+        if found:
+            offenders[page.relative_to(book_html).as_posix()] = found
+    assert offenders == {}
+
+
 def test_mathjax_is_served_by_the_book(book_html):
     assert (book_html / MATHJAX_SCRIPT).is_file()
     woff2 = book_html / "_static/mathjax/fonts/mathjax-newcm-font/chtml/woff2"
