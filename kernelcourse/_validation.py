@@ -24,6 +24,7 @@ __all__ = [
     "finite_gram",
     "all_finite",
     "as_float_vector",
+    "check_bool",
     "check_count",
     "count_constraint",
     "real_constraint",
@@ -289,6 +290,14 @@ def entry_variance(X):
     m = float(xp.max(xp.abs(X))) if X.shape[0] * X.shape[1] else 0.0
     m = m if m > 0 else 1.0
     return float(xp.var(X / m)), m
+
+
+def check_bool(value, name):
+    """Return ``value`` as a bool after checking it is True or False (numpy's too): a string
+    such as "False" is truthy, so a flag given as text was read as True, silently."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
 
 
 def check_count(value, name, minimum=1):

@@ -40,6 +40,7 @@ from ._validation import (
     all_finite,
     cast_for_kernel,
     cast_to,
+    check_bool,
     check_class_totals,
     check_count,
     check_fit_input,
@@ -212,7 +213,11 @@ def solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K"):
     ValueError
         If A is not square, not finite or not symmetric (beyond a relative 1e-8, 1e-4 in
         float32), b does not match it or is not finite, or λ is negative or not finite.
+    TypeError
+        If ``overwrite_a`` is not True or False.
     """
+    # overwrite_a="False" is truthy: the caller's matrix was destroyed, silently
+    overwrite_a = check_bool(overwrite_a, "overwrite_a")
     return _solve_regularized_psd(A, b, lam, overwrite_a=overwrite_a, name=name)
 
 
@@ -518,6 +523,9 @@ def sparse_ridge_cg(
     tol = check_positive(tol, "tol")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be None or callable, got {callback!r}.")
+    # fit_intercept="False" is truthy: an intercept was fitted, silently
+    fit_intercept = check_bool(fit_intercept, "fit_intercept")
+    warn = check_bool(warn, "warn")
     Y = np.asarray(Y)
     if Y.dtype.kind not in "biuf":
         raise TypeError(f"Y must be a real numeric array, got dtype {Y.dtype}.")

@@ -203,3 +203,34 @@ def test_cache_dir_ignores_a_relative_xdg_cache_home(value, monkeypatch, tmp_pat
     assert cache_dir() == tmp_path / "xdg" / "kernelcourse"
     monkeypatch.setenv("XDG_CACHE_HOME", "~/xdg")
     assert cache_dir() == tmp_path / "home" / "xdg" / "kernelcourse"
+
+
+@pytest.mark.parametrize("value", ["False", "no", 0, None, 2])
+def test_ridge_solvers_refuse_flags_that_are_not_booleans(value):
+    # a flag given as text was truthy: solve_regularized_psd(overwrite_a="False") destroyed
+    # the caller's matrix and sparse_ridge_cg(fit_intercept="False") fitted an intercept
+    import scipy.sparse as sp
+
+    from kernelcourse.kernels import RBF
+    from kernelcourse.ridge import solve_regularized_psd, sparse_ridge_cg
+
+    rng = np.random.default_rng(0)
+    A = RBF(0.5)(rng.normal(size=(20, 4)))
+    given = A.copy()
+    with pytest.raises(TypeError, match="^overwrite_a must be True or False"):
+        solve_regularized_psd(given, np.ones(20), 0.1, overwrite_a=value)
+    np.testing.assert_array_equal(given, A)
+    Z = sp.random(30, 10, density=0.3, random_state=0, format="csr")
+    Y = rng.normal(size=30) + 5.0
+    for flag in ["fit_intercept", "warn"]:
+        with pytest.raises(TypeError, match=f"^{flag} must be True or False"):
+            sparse_ridge_cg(Z, Y, 0.1, **{flag: value})
+    # numpy's booleans are flags, as before
+    w, b, _ = sparse_ridge_cg(Z, Y, 0.1, fit_intercept=np.True_, warn=np.False_)
+    w_ref, b_ref, _ = sparse_ridge_cg(Z, Y, 0.1, fit_intercept=True, warn=False)
+    np.testing.assert_array_equal(w, w_ref)
+    assert b == b_ref != 0.0
+    np.testing.assert_array_equal(
+        solve_regularized_psd(A, np.ones(20), 0.1, overwrite_a=np.False_),
+        solve_regularized_psd(A, np.ones(20), 0.1),
+    )
