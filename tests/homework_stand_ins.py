@@ -350,7 +350,10 @@ STAND_INS = {
     ("hw8", "q2"): [("ridge.solve_regularized_psd", _power, True)],
     ("hw8", "q3"): [("ridge.solve_regularized_psd", _p_greedy, False)],
     ("hw9", "q1"): [("features.RandomKitchenSinks", _cosine_sinks, False)],
-    ("hw9", "q2"): [("features.fit_box_constrained", _box_least_squares, True)],
+    # not exact: the package's solver is not coordinate descent, and its iterations (and the
+    # Gram matrix the stand-in forms to report one sweep) cost more than the O(nq) a sweep
+    # that the check counts
+    ("hw9", "q2"): [("features.fit_box_constrained", _box_least_squares, False)],
     ("hw10", "q1"): [("scale.conjugate_gradient", _walk_cg, True)],
     ("hw10", "q2"): [("scale.conjugate_gradient", _walk_cg_counted, False)],
 }

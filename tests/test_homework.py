@@ -670,11 +670,12 @@ def _box_fixed_steps(Z, y, C, tol):
 
 
 def test_hw9_q2_fails_a_solver_that_ignores_tol(capsys):
-    with pytest.raises(AssertionError, match=r"hw9\.q2: 2 of 4 checks failed"):
+    with pytest.raises(AssertionError, match=r"hw9\.q2: 3 of 5 checks failed"):
         check.hw9.q2(_box_fixed_steps, seed=0)
     out = capsys.readouterr().out
     assert "the loose tolerance should stop sooner" in out and "box_erm" in out
     assert "20000 sweeps, where one solves the problem" in out
+    assert "nq entries of arrays for one sweep" in out
 
 
 def _box_erm_stopped(Z, y, C, tol, max_sweeps=100_000):
@@ -693,10 +694,118 @@ def _box_erm_stopped(Z, y, C, tol, max_sweeps=100_000):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_hw9_q2_fails_chapter_7s_projected_gradient_with_the_new_stop(seed, capsys):
-    with pytest.raises(AssertionError, match=r"hw9\.q2: 1 of 4 checks failed"):
+    """Projected gradient needs many steps of 2nq where one sweep solves the problem: it
+    fails the one-sweep test and the cost of a sweep."""
+    with pytest.raises(AssertionError, match=r"hw9\.q2: 2 of 5 checks failed"):
         check.hw9.q2(_box_erm_stopped, seed=seed)
     out = capsys.readouterr().out
     assert "sweeps, where one solves the problem" in out and "one exact minimisation" in out
+    assert "nq entries of arrays for one sweep" in out
+
+
+def _box_recomputing_the_residual(Z, y, C, tol=1e-8, max_sweeps=10_000):
+    """Coordinate descent with the right steps, order and stop, but the residual Zα − y
+    recomputed for every coefficient: O(nq) a coefficient, O(nq²) a sweep."""
+    Z = np.asarray(Z, dtype=float)
+    n, q = Z.shape
+    c = C / q
+    alpha = np.zeros(q)
+    for sweep in range(1, max_sweeps + 1):
+        for j in range(q):
+            zz = Z[:, j] @ Z[:, j]
+            if zz > 0:
+                r = Z @ alpha - y
+                alpha[j] = min(max(alpha[j] - Z[:, j] @ r / zz, -c), c)
+        g = Z.T @ (Z @ alpha - y) / n
+        if np.max(np.abs(np.clip(alpha - g, -c, c) - alpha)) <= tol:
+            return alpha, sweep
+    return alpha, max_sweeps
+
+
+def _box_recomputing_the_gradient_by_dot(Z, y, C, tol=1e-8, max_sweeps=10_000):
+    """The same sweep through np.dot on a copy of Z: the j-th gradient entry from a fresh
+    residual for every coefficient."""
+    Z = np.array(Z, dtype=float)
+    n, q = Z.shape
+    c = C / q
+    alpha = np.zeros(q)
+    for sweep in range(1, max_sweeps + 1):
+        for j in range(q):
+            zj = Z[:, j]
+            zz = np.dot(zj, zj)
+            if zz > 0:
+                g_j = np.dot(zj, np.dot(Z, alpha) - y)
+                alpha[j] = np.clip(alpha[j] - g_j / zz, -c, c)
+        g = np.dot(Z.T, np.dot(Z, alpha) - y) / n
+        if np.max(np.abs(np.clip(alpha - g, -c, c) - alpha)) <= tol:
+            return alpha, sweep
+    return alpha, max_sweeps
+
+
+@pytest.mark.parametrize(
+    "fn", [_box_recomputing_the_residual, _box_recomputing_the_gradient_by_dot]
+)
+@pytest.mark.parametrize("seed", [0, 1, None])
+def test_hw9_q2_fails_a_sweep_that_recomputes_the_residual(fn, seed, capsys):
+    """The right coefficients, sweeps and stop, in O(nq²) a sweep: only the cost fails. The
+    products run no Python frame; the counter follows the arrays it hands over."""
+    with pytest.raises(AssertionError, match=r"hw9\.q2: 1 of 5 checks failed"):
+        check.hw9.q2(fn, seed=seed)
+    out = capsys.readouterr().out
+    assert "[FAIL] costs O(nq) a sweep" in out and "recomputing Zα or the residual" in out
+
+
+def _box_by_columns(Z, y, C, tol=1e-8, max_sweeps=10_000):
+    """Coordinate descent on the columns of Z as they are, a new residual array per step."""
+    n, q = Z.shape
+    c = C / q
+    alpha, r = np.zeros(q), -y.copy()
+    for sweep in range(1, max_sweeps + 1):
+        for j in range(q):
+            zz = Z[:, j] @ Z[:, j]
+            if zz == 0:
+                continue
+            new = np.clip(alpha[j] - Z[:, j] @ r / zz, -c, c)
+            r = r + (new - alpha[j]) * Z[:, j]
+            alpha[j] = new
+        eps = np.abs(np.clip(alpha - Z.T @ r / n, -c, c) - alpha).max()
+        if eps <= tol:
+            return alpha, sweep
+    return alpha, max_sweeps
+
+
+def _box_with_scalar_loops(Z, y, C, tol=1e-8, max_sweeps=10_000):
+    """Coordinate descent with the residual updated entry by entry in a Python loop, and
+    the column norms recomputed in every sweep."""
+    Z = np.asarray(Z, dtype=float)
+    n, q = Z.shape
+    c = C / q
+    alpha = np.zeros(q)
+    r = [-float(t) for t in y]
+    for sweep in range(1, max_sweeps + 1):
+        for j in range(q):
+            z = Z[:, j]
+            zz = float(np.sum(z * z))
+            if zz == 0:
+                continue
+            new = min(max(alpha[j] - float(np.dot(z, r)) / zz, -c), c)
+            delta = new - alpha[j]
+            if delta:
+                zl = z.tolist()
+                for i in range(n):
+                    r[i] += delta * zl[i]
+            alpha[j] = new
+        g = Z.T @ np.array(r) / n
+        if np.max(np.abs(np.clip(alpha - g, -c, c) - alpha)) <= tol:
+            return alpha, sweep
+    return alpha, max_sweeps
+
+
+@pytest.mark.parametrize("fn", [_box_by_columns, _box_with_scalar_loops])
+def test_hw9_q2_passes_other_ways_of_writing_coordinate_descent(fn, capsys):
+    for seed in (0, 1, None):
+        assert check.hw9.q2(fn, seed=seed) is None
+    assert "[FAIL]" not in capsys.readouterr().out
 
 
 def _cv_mean_of_fold_errors(G, c, s, n, lams):
@@ -805,6 +914,39 @@ def _shrinkable_by_max_recomputed(alpha, K, y, C):
     return out
 
 
+def _shrinkable_by_ufunc_reduce(alpha, K, y, C):
+    """The right mask, with m(β) or M(β) recomputed for every variable at a bound by a ufunc
+    method, which runs no Python frame and allocates nothing."""
+    beta = alpha * y
+    v = y - K @ beta
+    up, low = beta < np.where(y > 0, C, 0.0), beta > np.where(y > 0, 0.0, -C)
+    v_up, v_low = np.where(up, v, -np.inf), np.where(low, v, np.inf)
+    out = np.zeros(len(y), dtype=bool)
+    for t in range(len(y)):
+        if not up[t]:
+            out[t] = v[t] > np.maximum.reduce(v_up)
+        elif not low[t]:
+            out[t] = v[t] < np.minimum.reduce(v_low)
+    return out
+
+
+def _shrinkable_by_reduce_on_new_arrays(alpha, K, y, C):
+    """The same loop on arrays made by np.asarray and np.full and filled through masks."""
+    alpha, y = np.asarray(alpha, dtype=float), np.asarray(y, dtype=float)
+    beta = alpha * y
+    v = y - np.dot(K, beta)
+    up, low = beta < np.where(y > 0, C, 0.0), beta > np.where(y > 0, 0.0, -C)
+    v_up, v_low = np.full(len(y), -np.inf), np.full(len(y), np.inf)
+    v_up[up], v_low[low] = v[up], v[low]
+    out = np.zeros(len(y), dtype=bool)
+    for t in range(len(y)):
+        if not up[t]:
+            out[t] = np.greater(v[t], np.maximum.reduce(v_up))
+        elif not low[t]:
+            out[t] = np.less(v[t], np.minimum.reduce(v_low))
+    return out
+
+
 @pytest.mark.parametrize(
     "fn, message",
     [
@@ -813,8 +955,18 @@ def _shrinkable_by_max_recomputed(alpha, K, y, C):
         (_shrinkable_by_double_loop, "a loop over the partners inside a loop over the variables"),
         (_shrinkable_via_k_times_beta, "bytes per variable at once"),
         (_shrinkable_by_max_recomputed, "vector entries per variable"),
+        (_shrinkable_by_ufunc_reduce, "vector entries per variable"),
+        (_shrinkable_by_reduce_on_new_arrays, "vector entries per variable"),
     ],
-    ids=["partner-search", "pair-table", "double-loop", "K-times-beta", "max-per-variable"],
+    ids=[
+        "partner-search",
+        "pair-table",
+        "double-loop",
+        "K-times-beta",
+        "max-per-variable",
+        "ufunc-reduce-per-variable",
+        "ufunc-reduce-on-new-arrays",
+    ],
 )
 def test_hw4_q3_fails_a_right_mask_found_in_quadratic_work(fn, message, capsys):
     """Question 3 asks for a rule that costs O(n) once v is known. The check counts the work
@@ -847,7 +999,36 @@ def _shrinkable_by_sorting(alpha, K, y, C):
     return (~up & (v > np.sort(v[up])[-1])) | (~low & (v < np.sort(v[low])[0]))
 
 
-@pytest.mark.parametrize("fn", [_shrinkable_by_python_loop, _shrinkable_by_sorting])
+def _shrinkable_with_v_row_by_row(alpha, K, y, C):
+    """The O(n) rule, with v computed one row of K at a time (the part of the work the
+    question sets aside, in another form)."""
+    beta = alpha * y
+    v = np.array([y[t] - K[t] @ beta for t in range(len(y))])
+    up, low = beta < np.where(y > 0, C, 0.0), beta > np.where(y > 0, 0.0, -C)
+    return (~up & (v > v[up].max())) | (~low & (v < v[low].min()))
+
+
+def _shrinkable_by_python_lists(alpha, K, y, C):
+    """The O(n) rule in plain Python on lists."""
+    v = (y - K @ (alpha * y)).tolist()
+    a, labels = list(alpha), list(y)
+    grows = [a_t < C if y_t > 0 else a_t > 0 for a_t, y_t in zip(a, labels, strict=True)]
+    falls = [a_t > 0 if y_t > 0 else a_t < C for a_t, y_t in zip(a, labels, strict=True)]
+    m = max(v_t for v_t, g in zip(v, grows, strict=True) if g)
+    M = min(v_t for v_t, f in zip(v, falls, strict=True) if f)
+    rows = zip(v, grows, falls, strict=True)
+    return np.array([(not g and v_t > m) or (not f and v_t < M) for v_t, g, f in rows])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        _shrinkable_by_python_loop,
+        _shrinkable_by_sorting,
+        _shrinkable_with_v_row_by_row,
+        _shrinkable_by_python_lists,
+    ],
+)
 def test_hw4_q3_passes_other_ways_of_writing_the_rule(fn, capsys):
     for seed in (0, 1, None):
         assert check.hw4.q3(fn, seed=seed) is None
@@ -906,6 +1087,87 @@ def test_work_counter_counts_the_entries_of_a_reduction_that_allocates_nothing()
     for counted in (masked, method):
         assert counted.vector_ops <= 60 and counted.steps <= 100 * n
         assert counted.elements >= n * n
+
+
+def test_work_counter_follows_the_arrays_it_hands_over_through_compiled_code():
+    """Ufunc methods, operators, compiled functions and methods run no Python frame: the
+    arrays that wrap() hands over count the entries of each, and so do the arrays computed
+    from them or made by numpy's constructors inside the block; products count their
+    multiply-adds. Outside the block nothing is counted and the constructors are numpy's."""
+    n = 400
+    rng = np.random.default_rng(2)
+    v, Z = rng.normal(size=n), rng.normal(size=(n, 50))
+    constructors = (np.asarray, np.array, np.zeros, np.full)
+    loops = {
+        "ufunc method": lambda w, Z: [np.maximum.reduce(w) for _ in range(n)],
+        "ufunc call": lambda w, Z: [np.greater(w, 0.0, out=np.empty(n, bool)) for _ in range(n)],
+        "operator": lambda w, Z: [w @ w for _ in range(n)],
+        "np.dot": lambda w, Z: [np.dot(w, w) for _ in range(n)],
+        "compiled method": lambda w, Z: [w.argmax() for _ in range(n)],
+        "builtin max": lambda w, Z: [max(w) for _ in range(n)],
+        "new array": lambda w, Z: (lambda u: [np.maximum.reduce(u) for _ in range(n)])(
+            np.full(n, -np.inf)
+        ),
+        "plain copy": lambda w, Z: (lambda u: [u.max() for _ in range(n)])(np.array(w)),
+    }
+    for name, loop in loops.items():
+        counter = check.hw4.WorkCounter(n)
+        args = counter.wrap(v, Z)
+        with counter:
+            loop(*args)
+        assert counter.elements >= n * n, name
+        assert counter.entries >= n * n, name
+    counter = check.hw9.WorkCounter(n)
+    w, M = counter.wrap(v, Z)
+    with counter:
+        once = (w > w.max()) | (w < w.min())
+        product = M.T @ w
+    assert counter.elements <= 8 * n and n * 50 <= counter.entries <= 20 * n * 50
+    assert isinstance(once, np.ndarray) and type(np.asarray(product)) is np.ndarray
+    assert np.array_equal(np.asarray(product), Z.T @ v)
+    assert (np.asarray, np.array, np.zeros, np.full) == constructors
+    before = counter.entries
+    M.T @ w  # outside the block
+    assert counter.entries == before
+    with check.hw4.WorkCounter(n, exempt=(Z,)) as exempt:  # wrapped inside the block
+        w, M = exempt.wrap(v, Z)
+        [M @ (w[:50] + 1.0) for _ in range(n)]
+    assert exempt.entries == 100 * n  # w[:50] + 1.0 counts; the products with Z do not
+
+
+def _hidden_tests(path, grade_id):
+    """The hidden tests of graded cell ``grade_id`` in the solution notebook, compiled."""
+    cell = next(c for c in _load(path)["cells"] if _nbgrader(c).get("grade_id") == grade_id)
+    hidden = cell["source"].split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+    return compile(hidden, grade_id, "exec")
+
+
+@pytest.mark.parametrize(
+    "notebook, grade_id, name, fn",
+    [
+        ("hw4_smo", "q3-tests", "shrinkable", _shrinkable_by_ufunc_reduce),
+        ("hw4_smo", "q3-tests", "shrinkable", _shrinkable_by_reduce_on_new_arrays),
+        ("hw9_random_stumps", "q2-tests", "box_least_squares", _box_recomputing_the_residual),
+        (
+            "hw9_random_stumps",
+            "q2-tests",
+            "box_least_squares",
+            _box_recomputing_the_gradient_by_dot,
+        ),
+    ],
+    ids=["hw4-ufunc-reduce", "hw4-new-arrays", "hw9-residual", "hw9-dot"],
+)
+def test_hidden_tests_fail_answers_right_in_value_but_not_in_cost(notebook, grade_id, name, fn):
+    """The hidden tests alone (not only the self-check before them) fail an answer whose
+    results are right but whose cost is a power of n too high."""
+    path = SOLUTION_DIR / f"{notebook}.ipynb"
+    namespace = _solution_functions(path)
+    hidden = _hidden_tests(path, grade_id)
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(hidden, dict(namespace))  # the solution passes
+        namespace[name] = fn
+        with pytest.raises(AssertionError):
+            exec(hidden, namespace)
 
 
 def _widths_from_the_beta_law(size, gamma, rng):

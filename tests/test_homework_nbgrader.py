@@ -3,7 +3,9 @@ generate_assignment → release_assignment → fetch → submit → collect → 
 assignment, so that a change that breaks one assignment's grading fails here.
 
 Each round trip executes its notebook three times (a correct, an untouched and a partly wrong
-submission): 15 to 30 s per assignment on two cores, three to four minutes for all ten."""
+submission), four for the assignments that also grade an answer right in value but too costly
+(:data:`SLOW_ANSWER`): 15 to 30 s per assignment on two cores, three to four minutes for all
+ten."""
 
 import json
 import os
@@ -170,6 +172,50 @@ WRONG_ANSWER = {
         3.0,
     ),
 }
+# Answers whose values are right but whose cost is a power of n too high, which the graded
+# cells count (never time): they lose that question's points too.
+SLOW_ANSWER = {
+    # m(beta) and M(beta) recomputed for every variable at a bound by a ufunc method, which
+    # runs no Python frame and allocates nothing: O(n^2) where the question asks for O(n)
+    "hw4_smo": (
+        "q3-shrinkable",
+        "def shrinkable(alpha, K, y, C):\n"
+        "    beta = alpha * y\n"
+        "    v = y - K @ beta\n"
+        "    up = beta < np.where(y > 0, C, 0.0)\n"
+        "    low = beta > np.where(y > 0, 0.0, -C)\n"
+        "    v_up, v_low = np.where(up, v, -np.inf), np.where(low, v, np.inf)\n"
+        "    out = np.zeros(len(y), dtype=bool)\n"
+        "    for t in range(len(y)):\n"
+        "        if not up[t]:\n"
+        "            out[t] = v[t] > np.maximum.reduce(v_up)\n"
+        "        elif not low[t]:\n"
+        "            out[t] = v[t] < np.minimum.reduce(v_low)\n"
+        "    return out",
+        2.0,
+    ),
+    # coordinate descent with the residual Z alpha - y recomputed for every coefficient:
+    # O(nq^2) a sweep where the question asks for O(nq)
+    "hw9_random_stumps": (
+        "q2-box",
+        "def box_least_squares(Z, y, C, tol=1e-8, max_sweeps=10_000):\n"
+        "    Z = np.asarray(Z, dtype=float)\n"
+        "    n, q = Z.shape\n"
+        "    c = C / q\n"
+        "    alpha = np.zeros(q)\n"
+        "    for sweep in range(1, max_sweeps + 1):\n"
+        "        for j in range(q):\n"
+        "            zz = Z[:, j] @ Z[:, j]\n"
+        "            if zz > 0:\n"
+        "                r = Z @ alpha - y\n"
+        "                alpha[j] = min(max(alpha[j] - Z[:, j] @ r / zz, -c), c)\n"
+        "        g = Z.T @ (Z @ alpha - y) / n\n"
+        "        if np.max(np.abs(np.clip(alpha - g, -c, c) - alpha)) <= tol:\n"
+        "            return alpha, sweep\n"
+        "    return alpha, max_sweeps",
+        3.0,
+    ),
+}
 ROUND_TRIPS = sorted(WRONG_ANSWER, key=lambda name: int(name.split("_")[0][2:]))
 STUDENTS = ("correct", "empty", "one-wrong")
 # The files an assignment's kernels read through kernelcourse.datasets, by the loader it calls.
@@ -286,8 +332,9 @@ def test_nbgrader_round_trip_scores_correct_empty_and_partly_wrong_submissions(
     config.Exchange.root = str(exchange)
     config.Exchange.cache = str(tmp_path / "cache")
     grade_id, wrong_source, lost = WRONG_ANSWER[assignment]
+    students = STUDENTS + (("one-slow",) if assignment in SLOW_ANSWER else ())
     start = time.perf_counter()
-    for student in STUDENTS:
+    for student in students:
         home = tmp_path / "students" / student
         home.mkdir(parents=True)
         coursedir, student_config = _student(config, student, home, assignment)
@@ -301,11 +348,14 @@ def test_nbgrader_round_trip_scores_correct_empty_and_partly_wrong_submissions(
             _fill_in(fetched, solution, fetched)
         elif student == "one-wrong":
             _fill_in(fetched, solution, fetched, replace={grade_id: wrong_source})
+        elif student == "one-slow":
+            slow_id, slow_source, _ = SLOW_ANSWER[assignment]
+            _fill_in(fetched, solution, fetched, replace={slow_id: slow_source})
         ExchangeSubmit(coursedir=coursedir, authenticator=auth, config=student_config).start()
     timings["fetch + submit"] = time.perf_counter() - start
 
     assert api.collect(assignment)["success"]
-    for student in STUDENTS:
+    for student in students:
         start = time.perf_counter()
         result = api.autograde(assignment, student)
         assert result["success"], result.get("log")
@@ -329,6 +379,9 @@ def test_nbgrader_round_trip_scores_correct_empty_and_partly_wrong_submissions(
         assert correct.code_score == pytest.approx(max_code)
         assert empty.code_score == pytest.approx(0.0)
         assert wrong.code_score == pytest.approx(max_code - lost)
+        if assignment in SLOW_ANSWER:
+            slow = gb.find_submission(assignment, "one-slow")
+            assert slow.code_score == pytest.approx(max_code - SLOW_ANSWER[assignment][2])
         # written answers wait for a person; left unanswered they are scored 0 at once
         assert correct.needs_manual_grade and correct.written_score == pytest.approx(0.0)
         assert empty.written_score == pytest.approx(0.0)

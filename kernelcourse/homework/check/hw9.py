@@ -13,8 +13,9 @@ import numpy as np
 from scipy import stats
 
 from ._core import SelfCheck, as_numbers, close, fresh_rng
+from ._work import WorkCounter
 
-__all__ = ["q1", "q2", "kkt_violation"]
+__all__ = ["q1", "q2", "kkt_violation", "WorkCounter"]
 
 # Library routines that would solve the box-constrained problem in one call.
 SOLVERS = ("scipy.optimize", "sklearn")
@@ -93,6 +94,15 @@ def q1(student_stump_features, *, seed=None):
     c.finish()
 
 
+#: The problem on which q2 counts the work of a sweep (n rows, q orthogonal columns, which one
+#: sweep solves), and what a sweep of O(nq) stays within there: entries of arrays through
+#: numpy, and lines of Python, per nq (the solution: about 13 entries and 0.02 lines; a sweep
+#: in plain Python lists about 8 lines; recomputing Zα for every coefficient, about q + 10
+#: entries).
+COST_N, COST_Q = 150, 150
+ENTRIES_PER_NQ = 40
+
+
 def q2(student_box_least_squares, *, seed=None):
     """Check ``box_least_squares(Z, y, C, tol) -> (alpha, n_sweeps)`` by its KKT conditions,
     its stopping rule and a property of coordinate descent."""
@@ -157,5 +167,36 @@ def q2(student_box_least_squares, *, seed=None):
         v = kkt_violation(Z, y, alpha, C)
         assert v <= 1e-7, f"KKT violation {v:.2g} above 1e-7"
         assert int(n_sweeps) == 1, f"{int(n_sweeps)} sweeps, where one solves the problem"
+
+    @c.test(
+        f"costs O(nq) a sweep: one sweep on {COST_N} × {COST_Q} orthogonal columns, with its "
+        f"optimality measure, in at most {ENTRIES_PER_NQ} nq entries of arrays through numpy "
+        f"and {ENTRIES_PER_NQ} nq lines of Python (counted, not timed)",
+        "after moving α_j by δ, update the residual r = Zα − y by δ z_j, O(n); recomputing Zα, "
+        "the residual or the gradient Zᵀr for every coefficient costs O(nq) each, O(nq²) a "
+        "sweep.",
+    )
+    def _():
+        n, q = COST_N, COST_Q
+        Z = np.linalg.qr(rng.normal(size=(n, q)))[0] * np.geomspace(1.0, 5.0, q)
+        Z = Z[:, rng.permutation(q)]
+        y = rng.normal(size=n)
+        C = float(rng.uniform(1.0, 10.0))
+        budget = ENTRIES_PER_NQ * n * q
+        counter = WorkCounter(n, max_steps=budget)
+        try:
+            c.guarded_call(c.student_fn, counter.wrap(Z, y, C, 1e-10), {}, counter)
+        except WorkCounter.Exceeded:
+            raise AssertionError(
+                f"your function ran more than {budget:,} lines of Python for one sweep over "
+                f"{q} coefficients of {n} rows (stopped there): a loop over the rows for every "
+                "coefficient inside the sweep is O(nq²)"
+            ) from None
+        entries = counter.entries / (n * q)
+        assert entries <= ENTRIES_PER_NQ, (
+            f"numpy went through {entries:,.0f} nq entries of arrays for one sweep over {q} "
+            f"coefficients of {n} rows: recomputing Zα or the residual for every coefficient "
+            "costs nq each, O(nq²) a sweep (and forming ZᵀZ costs nq²)"
+        )
 
     c.finish()
