@@ -363,9 +363,6 @@ def _real_interval():
                     return False
             return super().is_satisfied_by(val)
 
-        def __str__(self):
-            return super().__str__() + " (an integer beyond about 1.8e308 is not)"
-
     return RealInterval
 
 
