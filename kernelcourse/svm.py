@@ -48,6 +48,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._progress import Progress
 from ._validation import (
     as_float_vector,
+    check_bool,
     check_class_totals,
     check_count,
     check_fit_input,
@@ -515,8 +516,7 @@ def smo_solve(
     tol = check_positive(tol, "tol")  # a float: the compiled loops failed to type 10**20
     if max_iter is not None:
         max_iter = check_count(max_iter, "max_iter")
-    if not isinstance(shrinking, (bool, np.bool_)):  # "no" would be taken as true
-        raise TypeError(f"shrinking must be True or False, got {shrinking!r}.")
+    shrinking = check_bool(shrinking, "shrinking")
     q = (
         _WORKING_SET
         if working_set_size is None

@@ -33,6 +33,7 @@ from .._validation import (
     all_finite,
     as_float_matrix,
     cast_to,
+    check_bool,
     check_cosine_arguments,
     check_count,
     check_memory,
@@ -116,8 +117,7 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     n_threads : int or None
         None means every CPU this process may run on.
     """
-    if not isinstance(exact, (bool, np.bool_)):  # "no" would be taken as true
-        raise TypeError(f"exact must be True or False, got {exact!r}.")
+    exact = check_bool(exact, "exact")
     X = as_float_matrix(X, "X")
     dtype = X.dtype
     # cast_to: Ω of 1e50 became infinity in float32, with only numpy's cast warning

@@ -37,6 +37,7 @@ from .._validation import (
     all_finite,
     as_float_matrix,
     as_float_vector,
+    check_bool,
     check_count,
     check_memory,
     check_positive,
@@ -472,8 +473,7 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
         ) from None
     tol = check_positive(tol, "tol")
     max_iter = check_count(max_iter, "max_iter")
-    if not isinstance(intercept, (bool, np.bool_)):
-        raise TypeError(f"intercept must be True or False, got {intercept!r}.")
+    intercept = check_bool(intercept, "intercept")
     n, q = Psi.shape
     if loss == "logistic":
         labels = np.unique(y)
