@@ -26,7 +26,7 @@ import numpy as np
 
 from ._core import handed
 
-__all__ = ["WorkCounter"]
+__all__ = ["WorkCounter", "counted_call"]
 
 
 class WorkCounter:
@@ -214,6 +214,17 @@ class WorkCounter:
         tracemalloc.reset_peak()
 
 
+def counted_call(check, args, counter, too_many):
+    """``check.student_fn(*args)`` under the package guard of ``check`` (a
+    :class:`~kernelcourse.homework.check._core.SelfCheck`) and ``counter``, its result. The
+    counter's step limit, when reached, fails the check with the message ``too_many``, which
+    says what ran too long and why that is too much."""
+    try:
+        return check.guarded_call(check.student_fn, args, {}, counter)
+    except WorkCounter.Exceeded:
+        raise AssertionError(too_many) from None
+
+
 _UNCOUNTED = (__name__, "contextlib")
 #: What the frames and bookkeeping of this module's code take at most, as tracing makes them
 #: (about 3 kB, measured): left out of the memory of a stretch in which that code ran.
@@ -361,8 +372,7 @@ class _Counted(np.ndarray):
                 counter._own = True
             return np.ndarray.__setitem__(self, key, value)
         _inside(counter, np.ndarray.__setitem__, self, key, value)
-        if counter is not None:
-            counter._add([*_arrays_in(_keys(key)), *_arrays_in((value,))])
+        counter._add([*_arrays_in(_keys(key)), *_arrays_in((value,))])
 
 
 def _keys(key):

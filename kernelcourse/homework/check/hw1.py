@@ -21,7 +21,7 @@ import numpy as np
 from ...kernels import RBF
 from . import _core
 from ._core import SelfCheck, _matches, as_numbers, close, fresh_rng
-from ._work import WorkCounter
+from ._work import WorkCounter, counted_call
 
 __all__ = ["q1", "q2", "q3", "SpectralGuard", "FactorisationCheck"]
 
@@ -247,12 +247,12 @@ def q2(student_anova_gram, *, seed=None):
     def _():
         X, Y = rng.normal(size=(3, COST_D)), rng.normal(size=(4, COST_D))
         counter = WorkCounter(1, max_steps=MAX_LINES)
-        try:
-            c.guarded_call(c.student_fn, (X, Y, COST_R), {}, counter)
-        except WorkCounter.Exceeded:
-            raise AssertionError(
-                f"your function ran more than {MAX_LINES:,} lines of Python (stopped there)"
-            ) from None
+        counted_call(
+            c,
+            (X, Y, COST_R),
+            counter,
+            f"your function ran more than {MAX_LINES:,} lines of Python (stopped there)",
+        )
         assert counter.peak_bytes <= MAX_BYTES, (
             f"your function held {counter.peak_bytes / 2**20:.1f} MB at once on 3 × 4 points"
         )

@@ -20,7 +20,7 @@ from sklearn.svm import SVC
 
 from ...kernels import RBF
 from ._core import SelfCheck, as_numbers, close, fresh_rng
-from ._work import WorkCounter
+from ._work import WorkCounter, counted_call
 
 __all__ = ["q1", "q2", "q3", "q4", "toy_problem", "sigmoid_problem", "WorkCounter"]
 
@@ -496,14 +496,14 @@ def q3(student_shrinkable, *, seed=None):
         alpha, K, y = _near_optimum(rng, COST_N, C)
         # K is exempt: v = y − Kβ is the O(n²) part that the question sets aside
         counter = WorkCounter(COST_N, max_steps=STEPS_PER_VARIABLE * COST_N + 10_000, exempt=(K,))
-        try:
-            c.guarded_call(c.student_fn, counter.wrap(alpha, K, y, C), {}, counter)
-        except WorkCounter.Exceeded:
-            raise AssertionError(
-                f"your function took more than {counter.max_steps:,} Python steps on "
-                f"{COST_N:,} variables (stopped there): a loop over the partners inside a loop "
-                "over the variables is O(n²)"
-            ) from None
+        counted_call(
+            c,
+            counter.wrap(alpha, K, y, C),
+            counter,
+            f"your function took more than {counter.max_steps:,} Python steps on "
+            f"{COST_N:,} variables (stopped there): a loop over the partners inside a loop "
+            "over the variables is O(n²)",
+        )
         assert counter.vector_ops <= MAX_VECTOR_OPS, (
             f"your function ran {counter.vector_ops:,} operations on whole vectors on "
             f"{COST_N:,} variables: a vector operation inside a loop over the variables is O(n²)"

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import stats
 
 from ._core import SelfCheck, as_numbers, close, fresh_rng
-from ._work import WorkCounter
+from ._work import WorkCounter, counted_call
 
 __all__ = ["q1", "q2", "kkt_violation", "WorkCounter"]
 
@@ -184,14 +184,14 @@ def q2(student_box_least_squares, *, seed=None):
         C = float(rng.uniform(1.0, 10.0))
         budget = ENTRIES_PER_NQ * n * q
         counter = WorkCounter(n, max_steps=budget)
-        try:
-            c.guarded_call(c.student_fn, counter.wrap(Z, y, C, 1e-10), {}, counter)
-        except WorkCounter.Exceeded:
-            raise AssertionError(
-                f"your function ran more than {budget:,} lines of Python for one sweep over "
-                f"{q} coefficients of {n} rows (stopped there): a loop over the rows for every "
-                "coefficient inside the sweep is O(nq²)"
-            ) from None
+        counted_call(
+            c,
+            counter.wrap(Z, y, C, 1e-10),
+            counter,
+            f"your function ran more than {budget:,} lines of Python for one sweep over "
+            f"{q} coefficients of {n} rows (stopped there): a loop over the rows for every "
+            "coefficient inside the sweep is O(nq²)",
+        )
         entries = counter.entries / (n * q)
         assert entries <= ENTRIES_PER_NQ, (
             f"numpy went through {entries:,.0f} nq entries of arrays for one sweep over {q} "
