@@ -38,6 +38,9 @@ __all__ = [
     "naming",
     "label_repr",
     "check_class_totals",
+    "checked_score",
+    "RegressorScoreMixin",
+    "ClassifierScoreMixin",
 ]
 
 
@@ -700,3 +703,123 @@ def warn_if_phase_lost(big, dtype, *, advice="lower γ", stacklevel=2):
             RuntimeWarning,
             stacklevel=stacklevel + 1,
         )
+
+
+def _length(a):
+    """The number of rows of ``a`` as an int, or None where it has none that is known yet (a
+    dask array of unknown chunks); a scalar or another non-collection raises a TypeError."""
+    from sklearn.utils.validation import _num_samples
+
+    shape = getattr(a, "shape", None)
+    if shape is not None and len(shape) and not isinstance(shape[0], numbers.Integral):
+        return None  # (dask writes nan for a length it has not computed)
+    return _num_samples(a)
+
+
+def checked_score(estimator, X, y, sample_weight, metric):
+    """``metric(y, estimator.predict(X), sample_weight=...)``, as scikit-learn's
+    ``RegressorMixin.score`` and ``ClassifierMixin.score`` compute it, with every error
+    naming its argument: ``X`` as ``predict`` names it, ``y`` (missing, ragged, complex, not
+    numeric for a regressor, of another length than X) and ``sample_weight`` as ``fit``
+    checks them (:func:`check_weights`). scikit-learn's own messages ("Found input variables
+    with inconsistent numbers of samples: [5, 30]", "Input contains NaN") named neither.
+
+    The weights, checked on the host, reach ``metric`` as a float64 numpy array, or as given
+    when they are an array of another library (PyTorch, array-api-strict), for a metric that
+    computes in that library."""
+    from sklearn.base import is_regressor
+
+    from ._array_api import _foreign
+
+    if y is None:
+        raise ValueError(
+            f"y is None: {type(estimator).__name__}.score compares the predictions for X with "
+            "the true targets y; pass y."
+        )
+    _not_ragged(y, "y")
+    _not_complex(y, "y")
+    if not _foreign(y):
+        if is_regressor(estimator):
+            check_fit_input(None, y, regression=True)  # a label such as 'a' for a regressor
+        values = np.asarray(y)
+        if values.dtype.kind == "f" and not all_finite(values):
+            # (a classifier's metric cast the NaN to an integer, with numpy's warning)
+            raise ValueError("y contains NaN or infinity; remove or impute those entries.")
+    y_pred = estimator.predict(X)
+    try:
+        n_y = _length(y)
+    except TypeError as err:  # a number: "Singleton array array(3.0) cannot be considered ..."
+        raise TypeError(f"y: {err}") from err
+    n = _length(y_pred)
+    if n is not None and n_y is not None and n_y != n:
+        raise ValueError(f"y has {n_y} entries but X has {n} rows; score needs one per row.")
+    if sample_weight is not None:
+        if n is None:  # a length not yet computed (dask): the weights say it
+            n = _length(sample_weight)
+        sw = check_weights(sample_weight, np.empty((n, 0)))
+        sample_weight = sample_weight if _foreign(sample_weight) else sw
+    try:
+        return metric(y, y_pred, sample_weight=sample_weight)
+    except (ValueError, TypeError) as err:
+        # what is left is y's ("Input contains NaN", "y_true and y_pred have different
+        # number of output (3!=1)", "Mix of label input types (string and number)")
+        if _names(str(err), "y"):
+            raise
+        raise type(err)(f"y: {err}") from err
+
+
+class RegressorScoreMixin:
+    """``score`` of a regressor (R²) through :func:`checked_score`: listed before
+    scikit-learn's ``RegressorMixin``, whose ``score`` it replaces with the same result."""
+
+    def score(self, X, y, sample_weight=None):
+        """The coefficient of determination R² of ``self.predict(X)`` against ``y``.
+
+        .. math:: R^2 = 1 - \\frac{\\sum_i s_i (y_i - \\hat y_i)^2}
+                  {\\sum_i s_i (y_i - \\bar y_s)^2},
+
+        scikit-learn's ``r2_score`` (averaged uniformly over the targets of a 2-D y): 1 for
+        a perfect fit, 0 for a constant predicting the weighted mean :math:`\\bar y_s`, and
+        negative for worse.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            The true targets.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights :math:`s_i` with a positive sum (None: all ones).
+
+        Returns
+        -------
+        score : float
+        """
+        from sklearn.metrics import r2_score
+
+        return checked_score(self, X, y, sample_weight, r2_score)
+
+
+class ClassifierScoreMixin:
+    """``score`` of a classifier (accuracy) through :func:`checked_score`: listed before
+    scikit-learn's ``ClassifierMixin``, whose ``score`` it replaces with the same result."""
+
+    def score(self, X, y, sample_weight=None):
+        """The accuracy of ``self.predict(X)`` against the labels ``y``: the (weighted)
+        fraction of samples whose predicted class is their label, scikit-learn's
+        ``accuracy_score``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            The true labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights with a positive sum (None: all ones).
+
+        Returns
+        -------
+        score : float
+        """
+        from sklearn.metrics import accuracy_score
+
+        return checked_score(self, X, y, sample_weight, accuracy_score)

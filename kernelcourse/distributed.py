@@ -34,7 +34,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import cast_for_kernel, check_count, check_positive, refuse_complex_features
+from ._validation import (
+    RegressorScoreMixin,
+    cast_for_kernel,
+    check_count,
+    check_positive,
+    refuse_complex_features,
+)
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
 from .ridge import _refuse_no_features, solve_regularized_psd
@@ -149,7 +155,7 @@ def _dense_features(features, xb):
     return Z.astype(np.float64, copy=False)
 
 
-class DaskFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
+class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     r"""Ridge regression on an approximate feature map, fitted on a ``dask.array``.
 
     The model of :class:`~kernelcourse.ridge.FeatureRidge` and

@@ -37,6 +37,8 @@ from ._array_api import namespace_of
 from ._progress import Progress
 from ._threads import single_blas_thread
 from ._validation import (
+    ClassifierScoreMixin,
+    RegressorScoreMixin,
     all_finite,
     cast_for_kernel,
     cast_to,
@@ -657,7 +659,7 @@ def sparse_ridge_cg(
     return W, b, history
 
 
-class RidgeRegression(RegressorMixin, BaseEstimator):
+class RidgeRegression(RegressorScoreMixin, RegressorMixin, BaseEstimator):
     r"""Primal ridge regression, the MAP estimate
     (:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`).
 
@@ -774,7 +776,7 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         return tags
 
 
-class KernelRidge(RegressorMixin, BaseEstimator):
+class KernelRidge(RegressorScoreMixin, RegressorMixin, BaseEstimator):
     r"""Kernel ridge regression solved in the dual
     (:doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`).
 
@@ -1079,7 +1081,7 @@ def _refuse_no_features(Phi, features):
         )
 
 
-class FeatureRidge(RegressorMixin, BaseEstimator):
+class FeatureRidge(RegressorScoreMixin, RegressorMixin, BaseEstimator):
     r"""Ridge regression on features :math:`\phi(x)`: the primal side of
     :doc:`chapter 4 </book/04_ridge_to_kernel_ridge>`.
 
@@ -1328,7 +1330,7 @@ class FeatureRidge(RegressorMixin, BaseEstimator):
         return tags
 
 
-class FeatureRidgeClassifier(ClassifierMixin, FeatureRidge):
+class FeatureRidgeClassifier(ClassifierScoreMixin, ClassifierMixin, FeatureRidge):
     r"""One-vs-rest classification with :class:`FeatureRidge`: regress ±1 codes, predict the
     class with the largest score.
 

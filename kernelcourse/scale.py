@@ -56,6 +56,8 @@ from . import _array_api, devices, solvers
 from ._array_api import namespace_of
 from ._progress import Progress
 from ._validation import (
+    ClassifierScoreMixin,
+    RegressorScoreMixin,
     cast_for_kernel,
     cast_to,
     check_class_totals,
@@ -642,7 +644,7 @@ def _warn_round_off_sensitivity(name, kernel, centers, alpha, Y, dtype, limit=0.
         )
 
 
-class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
+class NystroemKRR(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
     r"""Nyström kernel ridge regression solved by FALKON-preconditioned conjugate gradient.
 
     Minimises :math:`\frac1n\sum_i (f(x_i) - y_i)^2 + \lambda \|f\|_{\mathcal H}^2` over
@@ -808,7 +810,7 @@ class NystroemKRR(MultiOutputMixin, RegressorMixin, _BaseNystroemKRR):
         return out[:, 0] if self._single_output else out
 
 
-class NystroemKRRClassifier(ClassifierMixin, _BaseNystroemKRR):
+class NystroemKRRClassifier(ClassifierScoreMixin, ClassifierMixin, _BaseNystroemKRR):
     r"""One-vs-rest classification with :class:`NystroemKRR`: regress ±1 codes, predict argmax.
 
     Parameters are those of :class:`NystroemKRR`. All classes share one pass over the data per
@@ -923,7 +925,7 @@ def _is_fitted(est):
     return True
 
 
-class StreamingFeatureRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
+class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     r"""Ridge regression on an approximate feature map, trained block by block (strategy ⑤).
 
     Each call ``partial_fit(X_block, y_block)`` computes :math:`Z = \psi(X_{\text{block}})` on the

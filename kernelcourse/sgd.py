@@ -44,6 +44,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
 from ._validation import (
+    ClassifierScoreMixin,
     as_float_matrix,
     as_float_vector,
     check_labels,
@@ -455,7 +456,7 @@ def _sgd_block(Z, y, w, w_avg, state, lam, eta0, logistic):
     return overflow
 
 
-class FeatureSGDClassifier(ClassifierMixin, BaseEstimator):
+class FeatureSGDClassifier(ClassifierScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Strategy ⑤ out of core: a linear classifier on approximate features :math:`\psi(x)`,
     trained by SGD on blocks of rows streamed from disk.
 

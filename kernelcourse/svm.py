@@ -47,6 +47,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._progress import Progress
 from ._validation import (
+    ClassifierScoreMixin,
     as_float_vector,
     check_bool,
     check_class_totals,
@@ -776,7 +777,7 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
 
 
 # -- KernelSVC ------------------------------------------------------------------------------------
-class KernelSVC(ClassifierMixin, BaseEstimator):
+class KernelSVC(ClassifierScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Kernel support vector classifier: the soft-margin dual solved by SMO.
 
     Solves :math:`\max_\alpha \mathbf 1^T\alpha - \frac12\alpha^T G\alpha` subject to
@@ -1168,7 +1169,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
 
 
 # -- PrimalSVC -------------------------------------------------------------------------------------
-class PrimalSVC(ClassifierMixin, BaseEstimator):
+class PrimalSVC(ClassifierScoreMixin, ClassifierMixin, BaseEstimator):
     r"""Linear SVM in the primal, on explicit (e.g. random Fourier) features.
 
     Minimises :math:`\frac12\|\tilde w\|^2 + C\sum_i s_i\,\ell(y_i \tilde w^T \tilde z_i)` with

@@ -1,0 +1,145 @@
+"""Round six of fuzzing the public API with bad and extreme inputs: regression tests for
+the defects it found (``score`` and the other methods of fitted estimators)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone, is_regressor
+from sklearn.metrics import accuracy_score, r2_score
+
+
+def _data(n=30):
+    X = np.random.default_rng(0).normal(size=(n, 3))
+    return X, X[:, 0] + 0.5 * X[:, 1], (X[:, 0] > 0).astype(int)
+
+
+def _estimators():
+    from kernelcourse.features import RandomFourierFeatures
+    from kernelcourse.ridge import (
+        FeatureRidge,
+        FeatureRidgeClassifier,
+        KernelRidge,
+        RidgeRegression,
+    )
+    from kernelcourse.scale import NystroemKRR, NystroemKRRClassifier, StreamingFeatureRidge
+    from kernelcourse.sgd import FeatureSGDClassifier
+    from kernelcourse.svm import KernelSVC, PrimalSVC
+
+    rff = RandomFourierFeatures(n_components=10, random_state=0)
+    return [
+        RidgeRegression(),
+        KernelRidge(),
+        FeatureRidge(rff),
+        FeatureRidgeClassifier(rff),
+        NystroemKRR(n_components=5, random_state=0),
+        NystroemKRRClassifier(n_components=5, random_state=0),
+        StreamingFeatureRidge(rff),
+        FeatureSGDClassifier(rff, random_state=0),
+        KernelSVC(),
+        PrimalSVC(),
+    ]
+
+
+def _fitted(estimator):
+    X, y, labels = _data()
+    target = y if is_regressor(estimator) else labels
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return clone(estimator).fit(X, target), X, target
+
+
+_ids = {"ids": lambda e: type(e).__name__}
+
+
+@pytest.mark.parametrize("estimator", _estimators(), **_ids)
+@pytest.mark.parametrize(
+    ("bad_y", "error", "message"),
+    [
+        (lambda y: y[:5], ValueError, r"^y has 5 entries but X has 30 rows"),
+        (lambda y: np.where(np.arange(30) == 0, np.nan, y), ValueError, r"^y contains NaN"),
+        (lambda y: None, ValueError, r"^y is None: \w+\.score compares"),
+        (lambda y: y + 1j, ValueError, r"^y: Complex data not supported"),
+        (lambda y: np.c_[y, y, y], ValueError, r"^y: "),
+        (lambda y: 3.0, TypeError, r"^y: "),
+        (lambda y: [[1.0, 2.0], [1.0]] * 15, ValueError, r"^y is ragged"),
+    ],
+    ids=["short", "nan", "none", "complex", "three-columns", "scalar", "ragged"],
+)
+def test_score_names_a_bad_y(estimator, bad_y, error, message):
+    # score was scikit-learn's: "Found input variables with inconsistent numbers of
+    # samples: [5, 30]", "Input contains NaN", "The 'y_true' parameter of r2_score ...",
+    # none of which said which argument of score was wrong
+    model, X, y = _fitted(estimator)
+    with pytest.raises(error, match=message):
+        model.score(X, bad_y(y))
+
+
+@pytest.mark.parametrize("estimator", _estimators(), **_ids)
+def test_score_names_a_non_numeric_y_of_a_regressor_or_an_unknown_label(estimator):
+    model, X, y = _fitted(estimator)
+    if is_regressor(model):
+        with pytest.raises(ValueError, match=r"^y must be numeric for a regressor"):
+            model.score(X, np.array(["a"] * 30))
+    else:
+        with pytest.raises(ValueError, match=r"^y: Mix of label input types"):
+            model.score(X, np.array(["a"] * 30))
+
+
+@pytest.mark.parametrize("estimator", _estimators(), **_ids)
+@pytest.mark.parametrize(
+    ("sample_weight", "error", "message"),
+    [
+        (np.ones(5), ValueError, r"^sample_weight: sample_weight\.shape == \(5,\), expected"),
+        (np.full(30, np.nan), ValueError, r"^sample_weight"),
+        (-np.ones(30), ValueError, r"^sample_weight: Negative values"),
+        ("a", (ValueError, TypeError), r"^sample_weight"),
+        (np.zeros(30), ValueError, r"^sample_weight: Sample weights must contain at least"),
+        (np.full(30, 1e308), ValueError, r"^sample_weight sums to more than the float range"),
+    ],
+    ids=["short", "nan", "negative", "text", "zeros", "sum-overflows"],
+)
+def test_score_checks_sample_weight_as_fit_does(estimator, sample_weight, error, message):
+    # negative weights were taken (R² or accuracy of a negative count), weights summing
+    # beyond the float range gave R² = NaN silently, and the other errors named nothing
+    model, X, y = _fitted(estimator)
+    with pytest.raises(error, match=message):
+        model.score(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("estimator", _estimators(), **_ids)
+def test_score_on_valid_input_is_unchanged(estimator):
+    model, X, y = _fitted(estimator)
+    metric = r2_score if is_regressor(model) else accuracy_score
+    sw = np.random.default_rng(1).uniform(0.0, 2.0, size=len(y))
+    assert model.score(X, y) == metric(y, model.predict(X))
+    assert model.score(X, y, sample_weight=sw) == metric(y, model.predict(X), sample_weight=sw)
+    assert model.score(X, y.tolist(), sample_weight=sw.tolist()) == model.score(
+        X, y, sample_weight=sw
+    )
+    # a column y, as before (a regressor's fitted on 1-D y, and a classifier's)
+    assert model.score(X, y[:, None]) == model.score(X, y)
+
+
+@pytest.mark.parametrize("make", ["DaskFeatureRidge", "DaskNystroemKRR"])
+def test_dask_score_names_y_and_sample_weight(make):
+    da = pytest.importorskip("dask.array")
+    from kernelcourse import distributed
+    from kernelcourse.features import RandomFourierFeatures
+
+    X, y, _ = _data(200)
+    Xd, yd = da.from_array(X, chunks=50), da.from_array(y, chunks=50)
+    params = {"DaskFeatureRidge": {"features": RandomFourierFeatures(random_state=0)}}
+    model = getattr(distributed, make)(**params.get(make, {"n_components": 20}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(Xd, yd)
+    with pytest.raises(ValueError, match=r"^y has 10 entries but X has 200 rows"):
+        model.score(Xd, yd[:10])
+    with pytest.raises(ValueError, match=r"^sample_weight: sample_weight\.shape == \(10,\)"):
+        model.score(Xd, yd, sample_weight=np.ones(10))
+    with pytest.raises(ValueError, match=r"^y: Input contains NaN"):
+        model.score(Xd, yd * np.nan)
+    expected = r2_score(y, model.predict(Xd).compute())
+    assert model.score(Xd, yd) == pytest.approx(expected, rel=1e-12)
+    assert model.score(Xd, y, sample_weight=np.ones(200)) == pytest.approx(expected, rel=1e-12)
