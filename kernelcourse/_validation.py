@@ -38,6 +38,7 @@ __all__ = [
     "naming",
     "label_repr",
     "check_class_totals",
+    "one_vs_rest_targets",
     "checked_score",
     "RegressorScoreMixin",
     "ClassifierScoreMixin",
@@ -616,6 +617,28 @@ def check_class_totals(codes, weights, classes, what="sample_weight"):
             f"{what} leave{'' if ' and ' in what else 's'} class(es) [{empty}] with zero total "
             "weight; every class needs a sample with positive weight (drop the class instead)."
         )
+
+
+def one_vs_rest_targets(y):
+    """The targets of one-vs-rest regression on a classifier's labels ``y`` (checked by
+    :func:`check_labels`), from one encoding of y: ``(classes, Y, codes)`` with the sorted
+    ``classes``, the ±1 codes ``Y`` in float64 (shape (n, 1) for two classes, +1 meaning
+    ``classes[1]``, as scikit-learn's ``RidgeClassifier``; else (n, n_classes)) and the
+    index in ``classes`` of each label, read off Y. Fewer than two classes raise a
+    ValueError naming y."""
+    from sklearn.preprocessing import LabelBinarizer
+
+    binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
+    Y = binarizer.fit_transform(y).astype(np.float64)
+    classes = binarizer.classes_
+    if len(classes) < 2:
+        raise ValueError(
+            # the label as written (numpy 2 wrote np.int64(0) for a numpy scalar's repr)
+            f"y has only one class ({classes.tolist()[0]!r}); classification needs at least two."
+        )
+    # each row of Y holds one +1 (a second np.unique of y sorted the labels again)
+    codes = (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+    return classes, Y, codes
 
 
 def check_vector_kernel(kernel):

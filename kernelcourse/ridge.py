@@ -28,7 +28,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
-from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -55,6 +54,7 @@ from ._validation import (
     finite_gram,
     gamma_constraint,
     kernel_params_of,
+    one_vs_rest_targets,
     real_constraint,
     refuse_complex_features,
     validate_data,
@@ -1417,23 +1417,15 @@ class FeatureRidgeClassifier(ClassifierScoreMixin, ClassifierMixin, FeatureRidge
                 "classification (one label per sample); fit one classifier per column, e.g. "
                 "with sklearn.multioutput.MultiOutputClassifier."
             )
-        y = check_labels(y, ravel=True)
-        binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
-        Y = binarizer.fit_transform(y).astype(np.float64)
-        if len(binarizer.classes_) < 2:
-            raise ValueError(
-                # the label as written (numpy 2 wrote np.int64(0) for a numpy scalar's repr)
-                f"y has only one class ({binarizer.classes_.tolist()[0]!r}); classification "
-                "needs at least two."
-            )
+        classes, Y, codes = one_vs_rest_targets(check_labels(y, ravel=True))
         try:
             sw = check_weights(sample_weight, Y)
         except (ValueError, TypeError):
             sw = None  # refused below by FeatureRidge.fit, which checks X first
         # a class whose samples all weigh 0 got the code −1 everywhere it counts, silently
-        check_class_totals(np.unique(y, return_inverse=True)[1], sw, binarizer.classes_)
+        check_class_totals(codes, sw, classes)
         super().fit(X, Y, sample_weight=sample_weight)
-        self.classes_ = binarizer.classes_
+        self.classes_ = classes
         return self
 
     def decision_function(self, X):

@@ -47,7 +47,6 @@ from sklearn.base import (
 )
 from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import RBFSampler, SkewedChi2Sampler
-from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -69,6 +68,7 @@ from ._validation import (
     count_constraint,
     finite_gram,
     gamma_constraint,
+    one_vs_rest_targets,
     real_constraint,
     refuse_complex_features,
     validate_data,
@@ -866,18 +866,9 @@ class NystroemKRRClassifier(ClassifierScoreMixin, ClassifierMixin, _BaseNystroem
             X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
             sw = check_weights(sample_weight, X)
         # a column y warns and is raveled on both paths (the device path skips validate_data)
-        y = check_labels(y, ravel=True)
-        self._binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
-        Y = self._binarizer.fit_transform(y).astype(np.float64)
-        self.classes_ = self._binarizer.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(
-                # the label as written (numpy 2 wrote np.int64(0) for a numpy scalar's repr)
-                f"y has only one class ({self.classes_.tolist()[0]!r}); classification needs at "
-                "least two."
-            )
+        self.classes_, Y, codes = one_vs_rest_targets(check_labels(y, ravel=True))
         # a class whose samples all weigh 0 got the code −1 everywhere it counts, silently
-        check_class_totals(np.unique(y, return_inverse=True)[1], sw, self.classes_)
+        check_class_totals(codes, sw, self.classes_)
         if xp is not None:
             if len(Y) != X.shape[0]:
                 raise ValueError(f"y has {len(Y)} labels but X has {X.shape[0]} rows.")

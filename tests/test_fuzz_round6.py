@@ -143,3 +143,37 @@ def test_dask_score_names_y_and_sample_weight(make):
     expected = r2_score(y, model.predict(Xd).compute())
     assert model.score(Xd, yd) == pytest.approx(expected, rel=1e-12)
     assert model.score(Xd, y, sample_weight=np.ones(200)) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("make", ["FeatureRidgeClassifier", "NystroemKRRClassifier"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_ridge_classifiers_encode_y_once(make, n_classes, monkeypatch):
+    # fit binarized y to ±1 codes and then sorted it again with np.unique(return_inverse=
+    # True) for the class totals; the index of each label is now read off the codes
+    from kernelcourse.features import RandomFourierFeatures
+    from kernelcourse.ridge import FeatureRidgeClassifier
+    from kernelcourse.scale import NystroemKRRClassifier
+
+    X, _, _ = _data(60)
+    y = np.array(["b", "a", "c"][:n_classes] * 30)[:60]
+    sw = np.random.default_rng(2).uniform(0.5, 2.0, size=60)
+    model = {
+        "FeatureRidgeClassifier": FeatureRidgeClassifier(RandomFourierFeatures(random_state=0)),
+        "NystroemKRRClassifier": NystroemKRRClassifier(n_components=10, random_state=0),
+    }[make]
+    reference = clone(model).fit(X, y, sample_weight=sw)
+    unique, inverses = np.unique, []
+
+    def spy(*args, **kwargs):
+        inverses.append(bool(kwargs.get("return_inverse")))
+        return unique(*args, **kwargs)
+
+    monkeypatch.setattr(np, "unique", spy)
+    fitted = clone(model).fit(X, y, sample_weight=sw)
+    assert not any(inverses)
+    np.testing.assert_array_equal(fitted.classes_, reference.classes_)
+    np.testing.assert_array_equal(fitted.decision_function(X), reference.decision_function(X))
+    # a class whose samples all weigh zero is still named
+    sw[y == "c" if n_classes == 3 else y == "a"] = 0.0
+    with pytest.raises(ValueError, match=r"^sample_weight leaves class\(es\) \['[ac]'\] with"):
+        clone(model).fit(X, y, sample_weight=sw)
