@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import numbers
@@ -39,6 +40,7 @@ __all__ = [
     "label_repr",
     "check_class_totals",
     "one_vs_rest_targets",
+    "warnings_at_caller",
     "checked_score",
     "RegressorScoreMixin",
     "ClassifierScoreMixin",
@@ -639,6 +641,25 @@ def one_vs_rest_targets(y):
     # each row of Y holds one +1 (a second np.unique of y sorted the labels again)
     codes = (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
     return classes, Y, codes
+
+
+@contextlib.contextmanager
+def warnings_at_caller(stacklevel=4):
+    """Hold back the warnings raised inside the block (also by the worker threads it runs)
+    and, when it ends without an error, issue each distinct one once, ``stacklevel`` frames
+    up from this generator: 4, the default, is the line that called the public function
+    whose body holds the ``with``. A warning raised on a worker thread named a line of the
+    library (and one raised by two passes over the same data came twice). The caller's
+    filters apply as they issue ("error" still raises, "ignore" still hides)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    seen = set()
+    for w in caught:
+        key = (type(w.message), str(w.message))
+        if key not in seen:
+            seen.add(key)
+            warnings.warn(w.message, stacklevel=stacklevel)
 
 
 def check_vector_kernel(kernel):

@@ -177,3 +177,32 @@ def test_ridge_classifiers_encode_y_once(make, n_classes, monkeypatch):
     sw[y == "c" if n_classes == 3 else y == "a"] = 0.0
     with pytest.raises(ValueError, match=r"^sample_weight leaves class\(es\) \['[ac]'\] with"):
         clone(model).fit(X, y, sample_weight=sw)
+
+
+@pytest.mark.parametrize("map_", ["cos", "cossin", "complex"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rff_transform_warns_once_at_the_callers_line_when_the_phase_is_lost(map_, dtype):
+    # map="complex" takes the cosines twice (real and imaginary part) and warned twice; every
+    # map warned from a worker's line inside fourier.py, so that the warning named no line
+    # of the caller and a filter for the caller's module did not see it
+    from kernelcourse.features import RandomFourierFeatures, fourier_features
+
+    X, _, _ = _data(20)
+    rff = RandomFourierFeatures(n_components=8, map=map_, random_state=0, dtype=dtype).fit(X)
+    with pytest.warns(RuntimeWarning, match="cannot resolve their phase") as record:
+        Z = rff.transform(X * 1e30)
+    assert len(record) == 1
+    assert record[0].filename == __file__
+    with pytest.warns(RuntimeWarning, match="cannot resolve their phase") as record:
+        fourier_features(X * 1e30, rff.omega_.T, rff.offset_, 1.0)
+    assert len(record) == 1
+    assert record[0].filename == __file__
+    # the same features as before, and none of the caller's filters are lost
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match="cannot resolve their phase"):
+            rff.transform(X * 1e30)
+        rff.transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_array_equal(rff.transform(X * 1e30), Z)

@@ -43,6 +43,7 @@ from .._validation import (
     naming,
     real_constraint,
     validate_data,
+    warnings_at_caller,
 )
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
@@ -130,7 +131,8 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     D = W.shape[1]
     offset = _as_finite_vector(offset, "offset", D, dtype)
     scale = _as_finite_vector(scale, "scale", D, dtype)
-    return _fourier_features(X, W, offset, scale, exact, n_threads)
+    with warnings_at_caller():
+        return _fourier_features(X, W, offset, scale, exact, n_threads)
 
 
 def _fourier_features(X, W, offset, scale, exact, n_threads):
@@ -548,14 +550,18 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             )
 
         scale = self._feature_scale(dtype)
-        if self.map == "complex":
-            # exp(−it) = cos t − i sin t and cos(t + π/2) = −sin t.
-            re, im = features(self.offset_, scale), features(self.offset_ + math.pi / 2, scale)
-            ctype = np.complex64 if dtype == np.float32 else np.complex128
-            out = np.empty(re.shape, dtype=ctype)
-            out.real, out.imag = re, im
-            return out
-        return features(self.offset_, scale)
+        # the phase warning of the complex map's two passes once, at the caller's line
+        # (scikit-learn's set_output wraps transform: one frame more)
+        with warnings_at_caller(stacklevel=5):
+            if self.map == "complex":
+                # exp(−it) = cos t − i sin t and cos(t + π/2) = −sin t.
+                re = features(self.offset_, scale)
+                im = features(self.offset_ + math.pi / 2, scale)
+                ctype = np.complex64 if dtype == np.float32 else np.complex128
+                out = np.empty(re.shape, dtype=ctype)
+                out.real, out.imag = re, im
+                return out
+            return features(self.offset_, scale)
 
     def _in_compute_dtype(self, X, dtype, xp=np):
         """Validated (finite) X cast to the compute dtype, on numpy or any array library, or
