@@ -175,31 +175,53 @@ def _pcg_ritz(matvec, b, precondition, tol, max_iter):
 
 
 def _fold_statistics(chunks, psi, fold_of, k):
-    # one StreamingFeatureRidge per fold, fed that fold's features of each chunk
+    # one StreamingFeatureRidge per fold, fed each chunk's rows of that fold centred on their
+    # own means; the terms for the spread of the means are merged by hand
     identity = _Transformer(lambda Z: Z).fit()
     models = [scale.StreamingFeatureRidge(features=identity) for _ in range(k)]
-    s = np.zeros(k)
+    n, ybar, q = np.zeros(k), np.zeros(k), np.zeros(k)
+    zbar = None
     for X_block, y_block in chunks:
         labels, Z = np.asarray(fold_of(X_block)), psi(X_block)
+        if zbar is None:
+            D = Z.shape[1]
+            zbar, S, t = np.zeros((k, D)), np.zeros((k, D, D)), np.zeros((k, D))
         for f in np.unique(labels):
-            models[f].partial_fit(Z[labels == f], y_block[labels == f])
-            s[f] += y_block[labels == f] @ y_block[labels == f]
-    G = np.array([m._ZtZ for m in models])
-    c = np.array([m._Zty[:, 0] for m in models])
-    return G, c, s, np.array([m.n_samples_seen_ for m in models], dtype=float)
+            Z_f, y_f = Z[labels == f], np.asarray(y_block, dtype=float)[labels == f]
+            m_z, m_y = Z_f.mean(axis=0), y_f.mean()
+            models[f].partial_fit(Z_f - m_z, y_f - m_y)
+            d_z, d_y = m_z - zbar[f], m_y - ybar[f]
+            total = n[f] + len(y_f)
+            weight = n[f] * len(y_f) / total
+            S[f] += weight * np.outer(d_z, d_z)
+            t[f] += weight * d_y * d_z
+            q[f] += (y_f - m_y) @ (y_f - m_y) + weight * d_y**2
+            zbar[f] += d_z * len(y_f) / total
+            ybar[f] += d_y * len(y_f) / total
+            n[f] = total
+    for f, model in enumerate(models):
+        if hasattr(model, "_ZtZ"):
+            S[f] += model._ZtZ
+            t[f] += model._Zty[:, 0]
+    return n, zbar, ybar, S, t, q
 
 
-def _cv_path(G, c, s, n, lams):
-    k, D = c.shape
+def _cv_path(n, zbar, ybar, S, t, q, lams):
+    k, D = zbar.shape
     errors, W = np.zeros(len(lams)), np.zeros((len(lams), k, D))
+    b = np.zeros((len(lams), k))
     for f in range(k):
+        r = np.arange(k) != f
+        m_z, m_y = n[r] @ zbar[r] / n[r].sum(), n[r] @ ybar[r] / n[r].sum()
+        d_z, d_y = zbar[r] - m_z, ybar[r] - m_y
+        S_t = S[r].sum(0) + d_z.T @ (n[r][:, None] * d_z)
+        t_t = t[r].sum(0) + d_z.T @ (n[r] * d_y)
         for j, lam in enumerate(lams):
-            w = ridge.solve_regularized_psd(
-                G.sum(0) - G[f], c.sum(0) - c[f], lam * (n.sum() - n[f])
-            )
-            W[j, f] = w
-            errors[j] += s[f] - 2 * c[f] @ w + w @ G[f] @ w
-    return errors / n.sum(), W
+            w = ridge.solve_regularized_psd(S_t, t_t, lam * n[r].sum())
+            W[j, f], b[j, f] = w, m_y - m_z @ w
+            e = ybar[f] - b[j, f] - zbar[f] @ w
+            errors[j] += q[f] - 2 * t[f] @ w + w @ S[f] @ w + n[f] * e**2
+    return errors / n.sum(), W, b
 
 
 def _svrg_by_sgd(read, psi, lam, step_size, n_epochs, w0):

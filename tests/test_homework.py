@@ -495,32 +495,96 @@ def _first_coordinate_buckets(X, widths, shifts, n_buckets, seed=0):
     return sp.csr_matrix((data, cols, np.arange(0, n * P + 1, P)), shape=(n, P * n_buckets))
 
 
+def _merge_into(stats, f, Z, y):
+    """Merge the rows (Z, y) into fold f of the six centred statistics, in place."""
+    n, zbar, ybar, S, t, q = stats
+    m_z, m_y = Z.mean(axis=0), y.mean()
+    d_z, d_y = m_z - zbar[f], m_y - ybar[f]
+    total = n[f] + len(y)
+    weight = n[f] * len(y) / total
+    S[f] += (Z - m_z).T @ (Z - m_z) + weight * np.outer(d_z, d_z)
+    t[f] += (Z - m_z).T @ (y - m_y) + weight * d_y * d_z
+    q[f] += (y - m_y) @ (y - m_y) + weight * d_y**2
+    zbar[f] += d_z * len(y) / total
+    ybar[f] += d_y * len(y) / total
+    n[f] = total
+
+
+def _empty_statistics(k, D):
+    return tuple(np.zeros(shape) for shape in ((k,), (k, D), (k,), (k, D, D), (k, D), (k,)))
+
+
 def _folds_by_chunk(chunks, psi, fold_of, k):
-    """The right sums, but each chunk goes whole to one fold (chunk number mod k)."""
-    G = c = None
-    s, n = np.zeros(k), np.zeros(k)
+    """The right merge, but each chunk goes whole to one fold (chunk number mod k)."""
+    stats = None
     for index, (X_block, y_block) in enumerate(chunks):
         Z = psi(X_block)
-        if G is None:
-            G, c = np.zeros((k, Z.shape[1], Z.shape[1])), np.zeros((k, Z.shape[1]))
-        f = index % k
-        G[f] += Z.T @ Z
-        c[f] += Z.T @ y_block
-        s[f] += y_block @ y_block
-        n[f] += len(y_block)
-    return G, c, s, n
+        stats = stats or _empty_statistics(k, Z.shape[1])
+        _merge_into(stats, index % k, Z, y_block)
+    return stats
 
 
-def _cv_penalty_on_all_rows(G, c, s, n, lams):
+def _fold_statistics_from_raw_sums(chunks, psi, fold_of, k):
+    """Raw sums Z_f^T Z_f, Z_f^T y_f, y_f^T y_f, centred at the end: right in exact
+    arithmetic, but the subtraction loses the digits an offset shares."""
+    raw = None
+    for X_block, y_block in chunks:
+        Z, labels = psi(X_block), fold_of(X_block)
+        if raw is None:
+            D = Z.shape[1]
+            raw = [np.zeros(shape) for shape in ((k, D, D), (k, D), (k,), (k, D), (k,), (k,))]
+        for f in range(k):
+            Zf, yf = Z[labels == f], y_block[labels == f]
+            for a, v in zip(
+                raw, (Zf.T @ Zf, Zf.T @ yf, yf @ yf, Zf.sum(0), yf.sum(), len(yf)), strict=True
+            ):
+                a[f] += v
+    G, c, s, zsum, ysum, n = raw
+    zbar, ybar = zsum / n[:, None], ysum / n
+    S = G - n[:, None, None] * zbar[:, :, None] * zbar[:, None, :]
+    return n, zbar, ybar, S, c - n[:, None] * zbar * ybar[:, None], s - n * ybar**2
+
+
+def _training_statistics(n, zbar, ybar, S, t, f):
+    """The merged statistics of every fold but f."""
+    rest = np.arange(len(n)) != f
+    n_r = n[rest]
+    m_z, m_y = n_r @ zbar[rest] / n_r.sum(), n_r @ ybar[rest] / n_r.sum()
+    d_z, d_y = zbar[rest] - m_z, ybar[rest] - m_y
+    S_t = S[rest].sum(0) + d_z.T @ (n_r[:, None] * d_z)
+    return n_r.sum(), m_z, m_y, S_t, t[rest].sum(0) + d_z.T @ (n_r * d_y)
+
+
+def _held_out(n, zbar, ybar, S, t, q, f, w, b):
+    return q[f] - 2 * t[f] @ w + w @ S[f] @ w + n[f] * (ybar[f] - b - zbar[f] @ w) ** 2
+
+
+def _cv_penalty_on_all_rows(n, zbar, ybar, S, t, q, lams):
     """Every fold penalised by lambda times all n rows instead of its training rows."""
-    k, D = c.shape
-    errors, W = np.zeros(len(lams)), np.zeros((len(lams), k, D))
+    k, D = zbar.shape
+    errors, W, B = np.zeros(len(lams)), np.zeros((len(lams), k, D)), np.zeros((len(lams), k))
     for f in range(k):
+        _, m_z, m_y, S_t, t_t = _training_statistics(n, zbar, ybar, S, t, f)
         for j, lam in enumerate(lams):
-            w = np.linalg.solve(G.sum(0) - G[f] + lam * n.sum() * np.eye(D), c.sum(0) - c[f])
-            W[j, f] = w
-            errors[j] += s[f] - 2 * c[f] @ w + w @ G[f] @ w
-    return errors / n.sum(), W
+            w = np.linalg.solve(S_t + lam * n.sum() * np.eye(D), t_t)
+            W[j, f], B[j, f] = w, m_y - m_z @ w
+            errors[j] += _held_out(n, zbar, ybar, S, t, q, f, w, B[j, f])
+    return errors / n.sum(), W, B
+
+
+def _cv_folds_summed_not_merged(n, zbar, ybar, S, t, q, lams):
+    """The training S and t as plain sums of the folds' own: the spread of the folds' means
+    about the training mean is left out."""
+    k, D = zbar.shape
+    errors, W, B = np.zeros(len(lams)), np.zeros((len(lams), k, D)), np.zeros((len(lams), k))
+    for f in range(k):
+        n_t, m_z, m_y, _, _ = _training_statistics(n, zbar, ybar, S, t, f)
+        rest = np.arange(k) != f
+        for j, lam in enumerate(lams):
+            w = np.linalg.solve(S[rest].sum(0) + lam * n_t * np.eye(D), t[rest].sum(0))
+            W[j, f], B[j, f] = w, m_y - m_z @ w
+            errors[j] += _held_out(n, zbar, ybar, S, t, q, f, w, B[j, f])
+    return errors / n.sum(), W, B
 
 
 def _plain_sgd_epochs(read, psi, lam, step_size, n_epochs, w0):
@@ -808,18 +872,17 @@ def test_hw9_q2_passes_other_ways_of_writing_coordinate_descent(fn, capsys):
     assert "[FAIL]" not in capsys.readouterr().out
 
 
-def _cv_mean_of_fold_errors(G, c, s, n, lams):
+def _cv_mean_of_fold_errors(n, zbar, ybar, S, t, q, lams):
     """The mean of the k per-fold mean squared errors instead of the sum over all rows / n."""
-    k, D = c.shape
-    errors, W = np.zeros(len(lams)), np.zeros((len(lams), k, D))
+    k, D = zbar.shape
+    errors, W, B = np.zeros(len(lams)), np.zeros((len(lams), k, D)), np.zeros((len(lams), k))
     for f in range(k):
+        n_t, m_z, m_y, S_t, t_t = _training_statistics(n, zbar, ybar, S, t, f)
         for j, lam in enumerate(lams):
-            w = np.linalg.solve(
-                G.sum(0) - G[f] + lam * (n.sum() - n[f]) * np.eye(D), c.sum(0) - c[f]
-            )
-            W[j, f] = w
-            errors[j] += (s[f] - 2 * c[f] @ w + w @ G[f] @ w) / n[f] / k
-    return errors, W
+            w = np.linalg.solve(S_t + lam * n_t * np.eye(D), t_t)
+            W[j, f], B[j, f] = w, m_y - m_z @ w
+            errors[j] += _held_out(n, zbar, ybar, S, t, q, f, w, B[j, f]) / n[f] / k
+    return errors, W, B
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -1276,23 +1339,42 @@ def test_hw6_q2_fails_a_hash_of_the_coordinate_sum(seed, capsys):
 
 
 def _fold_statistics_keeping_every_row(chunks, psi, fold_of, k):
-    """The right sums, from the features of all rows gathered first: memory grows with n."""
+    """The right statistics, from the features of all rows gathered first: memory grows with
+    n."""
     Zs, ys, fs = [], [], []
     for X_block, y_block in chunks:
         Zs.append(psi(X_block))
         ys.append(y_block)
         fs.append(fold_of(X_block))
     Z, y, folds = np.vstack(Zs), np.concatenate(ys), np.concatenate(fs)
-    G = np.array([Z[folds == f].T @ Z[folds == f] for f in range(k)])
-    c = np.array([Z[folds == f].T @ y[folds == f] for f in range(k)])
-    s = np.array([y[folds == f] @ y[folds == f] for f in range(k)])
-    return G, c, s, np.bincount(folds, minlength=k).astype(float)
+    stats = _empty_statistics(k, Z.shape[1])
+    for f in range(k):
+        if np.any(folds == f):
+            _merge_into(stats, f, Z[folds == f], y[folds == f])
+    return stats
 
 
 def test_hw7_q1_fails_a_function_that_keeps_every_row(capsys):
-    with pytest.raises(AssertionError, match=r"hw7\.q1: 1 of 4 checks failed"):
+    with pytest.raises(AssertionError, match=r"hw7\.q1: 1 of 5 checks failed"):
         check.hw7.q1(_fold_statistics_keeping_every_row, seed=0)
     assert "for a stream of 40,000 rows" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hw7_q1_fails_raw_sums_centred_at_the_end(seed, capsys):
+    """Chapter 11's raw sums, centred afterwards, are right in exact arithmetic and lose the
+    digits a large offset shares: only the test with the offset fails."""
+    with pytest.raises(AssertionError, match=r"hw7\.q1: 1 of 5 checks failed"):
+        check.hw7.q1(_fold_statistics_from_raw_sums, seed=seed)
+    out = capsys.readouterr().out
+    assert "[FAIL] keeps its digits" in out and "merge those statistics" in out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hw7_q2_fails_folds_summed_instead_of_merged(seed, capsys):
+    with pytest.raises(AssertionError, match=r"hw7\.q2: \d of 3 checks failed"):
+        check.hw7.q2(_cv_folds_summed_not_merged, seed=seed)
+    assert "the spread of the folds' means" in capsys.readouterr().out
 
 
 def _halton_on_a_coarse_grid(n, d, rng):

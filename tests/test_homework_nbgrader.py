@@ -120,16 +120,22 @@ WRONG_ANSWER = {
     # every fold penalised by lambda times all n rows, the held-out fold's included
     "hw7_out_of_core_sgd": (
         "q2-cv-path",
-        "def cv_path(G, c, s, n, lams):\n"
-        "    k, D = c.shape\n"
+        "def cv_path(n, zbar, ybar, S, t, q, lams):\n"
+        "    k, D = zbar.shape\n"
         "    errors, W = np.zeros(len(lams)), np.zeros((len(lams), k, D))\n"
+        "    b = np.zeros((len(lams), k))\n"
         "    for f in range(k):\n"
+        "        r = np.arange(k) != f\n"
+        "        m_z, m_y = n[r] @ zbar[r] / n[r].sum(), n[r] @ ybar[r] / n[r].sum()\n"
+        "        d_z, d_y = zbar[r] - m_z, ybar[r] - m_y\n"
+        "        S_t = S[r].sum(0) + d_z.T @ (n[r][:, None] * d_z)\n"
+        "        t_t = t[r].sum(0) + d_z.T @ (n[r] * d_y)\n"
         "        for j, lam in enumerate(lams):\n"
-        "            A = G.sum(0) - G[f] + lam * n.sum() * np.eye(D)\n"
-        "            w = np.linalg.solve(A, c.sum(0) - c[f])\n"
-        "            W[j, f] = w\n"
-        "            errors[j] += s[f] - 2 * c[f] @ w + w @ G[f] @ w\n"
-        "    return errors / n.sum(), W",
+        "            w = np.linalg.solve(S_t + lam * n.sum() * np.eye(D), t_t)\n"
+        "            W[j, f], b[j, f] = w, m_y - m_z @ w\n"
+        "            e = ybar[f] - b[j, f] - zbar[f] @ w\n"
+        "            errors[j] += q[f] - 2 * t[f] @ w + w @ S[f] @ w + n[f] * e**2\n"
+        "    return errors / n.sum(), W, b",
         3.0,
     ),
     # centring y is not the unpenalised offset: the residual condition holds, sum(alpha) = 0

@@ -4,10 +4,11 @@
 The rows arrive as a stream of ``(X_block, y_block)`` chunks that can be read once per pass;
 ψ maps a chunk to its features. The checks hand the student's functions one-shot streams and a
 feature map that records how many rows it maps, and test what every correct answer has: one
-pass (or two per epoch), per-fold sums that add up to the sums of all rows, results that do not
-depend on how the stream is cut into chunks, the ridge optimality condition of every fold's
-weights, held-out errors that are the mean squared errors of those weights, and a stationary
-point at the minimiser. None stores an expected value or fits a fold itself.
+pass (or two per epoch), per-fold centred statistics equal to their two-pass definition, also
+when the features and targets share an offset that wipes out the digits of raw sums, results
+that do not depend on how the stream is cut into chunks, the optimality conditions of every
+fold's weights and intercept, held-out errors that are the mean squared errors of that model,
+and a stationary point at the minimiser. None stores an expected value or fits a fold itself.
 :class:`kernelcourse.scale.StreamingFeatureRidge` is there to compare with, not to call.
 """
 
@@ -47,13 +48,15 @@ def row_folds(k):
 
 
 class _Features:
-    """ψ(X) = √(2/D) cos(XΩᵀ + b), rows scaled to unit norm; records the rows of each call."""
+    """ψ(X) = offset + √(2/D) cos(XΩᵀ + b), rows scaled to unit norm before the offset;
+    records the rows of each call."""
 
-    def __init__(self, d, D, seed):
+    def __init__(self, d, D, seed, offset=0.0):
         rng = np.random.default_rng(seed)
         self.Omega = rng.normal(size=(D, d))
         self.b = rng.uniform(0, 2 * np.pi, size=D)
         self.D = D
+        self.offset = offset
         self.calls = []
 
     @handed
@@ -61,7 +64,7 @@ class _Features:
         X = np.asarray(X, dtype=float)
         self.calls.append(len(X))
         Z = np.cos(X @ self.Omega.T + self.b)
-        return Z / np.linalg.norm(Z, axis=1, keepdims=True)
+        return self.offset + Z / np.linalg.norm(Z, axis=1, keepdims=True)
 
 
 class _Reader:
@@ -100,20 +103,48 @@ def _one_pass(X, y, psi, call, size):
     return out
 
 
+NAMES = ("n", "zbar", "ybar", "S", "t", "q")
+
+
 def _statistics(out, k, D):
-    G, c, s, n = (np.asarray(a, dtype=float) for a in out)
-    for name, a, shape in [("G", G, (k, D, D)), ("c", c, (k, D)), ("s", s, (k,)), ("n", n, (k,))]:
+    if not isinstance(out, tuple | list) or len(out) != 6:
+        raise AssertionError("return the six statistics (n, zbar, ybar, S, t, q) as a tuple")
+    stats = tuple(as_numbers(a, name) for name, a in zip(NAMES, out, strict=True))
+    shapes = ((k,), (k, D), (k,), (k, D, D), (k, D), (k,))
+    for name, a, shape in zip(NAMES, stats, shapes, strict=True):
         assert a.shape == shape, f"{name} has shape {a.shape}, expected {shape}"
-    return G, c, s, n
+    return stats
+
+
+def _centred(Z, y, folds, k):
+    """The six statistics of each fold by two passes over its rows (the definition)."""
+    D = Z.shape[1]
+    n, zbar, ybar = np.zeros(k), np.zeros((k, D)), np.zeros(k)
+    S, t, q = np.zeros((k, D, D)), np.zeros((k, D)), np.zeros(k)
+    for f in range(k):
+        Zf, yf = Z[folds == f], y[folds == f]
+        n[f] = len(yf)
+        if len(yf):
+            zbar[f], ybar[f] = Zf.mean(axis=0), yf.mean()
+            Zc, yc = Zf - zbar[f], yf - ybar[f]
+            S[f], t[f], q[f] = Zc.T @ Zc, Zc.T @ yc, yc @ yc
+    return n, zbar, ybar, S, t, q
+
+
+def _compare(got, want, rtol, what):
+    """Each statistic within rtol of its own size (a fold's S relative to the largest S)."""
+    for name, a, b in zip(NAMES, got, want, strict=True):
+        scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
+        close(a / scale, b / scale, rtol=0, atol=rtol, what=f"{name}{what}")
 
 
 def q1(student_fold_statistics, *, seed=None):
-    """Check ``fold_statistics(chunks, psi, fold_of, k) -> (G, c, s, n)`` from one pass."""
+    """Check ``fold_statistics(chunks, psi, fold_of, k) -> (n, zbar, ybar, S, t, q)``."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw7.q1", student_fold_statistics, forbid=SOLVERS)
     hint = (
-        "fold_of gives one fold per row: within a chunk, the rows of fold f contribute "
-        "Z_fᵀZ_f, Z_fᵀy_f, y_fᵀy_f and their count to entry f of the four sums."
+        "fold_of gives one fold per row: entry f of each statistic comes from the rows of "
+        "fold f, S_f and t_f centred on fold f's own means z̄_f and ȳ_f, not on a chunk's."
     )
 
     @c.test("reads the stream once and maps each chunk once", hint)
@@ -122,21 +153,28 @@ def q1(student_fold_statistics, *, seed=None):
         psi = _Features(3, 12, seed=int(rng.integers(1000)))
         _one_pass(X, y, psi, lambda s: c.fn(s, psi, row_folds(4), 4), 30)
 
-    @c.test("fold f's sums are those of the rows that fold_of puts in fold f", hint)
+    @c.test("fold f's statistics are those of the rows that fold_of puts in fold f", hint)
     def _():
         k = int(rng.integers(3, 6))
         X, y = _stream_problem(rng)
         psi = _Features(3, 10, seed=int(rng.integers(1000)))
         fold_of = row_folds(k)
-        G, cy, s, n = _statistics(c.fn(chunks(X, y, 32), psi, fold_of, k), k, 10)
-        Z, folds = psi(X), fold_of(X)
-        scale = np.abs(Z.T @ Z).max()
-        close(n, np.bincount(folds, minlength=k), rtol=0, atol=1e-9, what="the row counts")
-        for f in range(k):
-            Zf, yf = Z[folds == f], y[folds == f]
-            close(G[f] / scale, Zf.T @ Zf / scale, atol=1e-9, what=f"G[{f}]")
-            close(cy[f] / scale, Zf.T @ yf / scale, atol=1e-9, what=f"c[{f}]")
-            close(s[f] / (y @ y), yf @ yf / (y @ y), atol=1e-9, what=f"s[{f}]")
+        got = _statistics(c.fn(chunks(X, y, 32), psi, fold_of, k), k, 10)
+        _compare(got, _centred(psi(X), y, fold_of(X), k), 1e-9, "")
+
+    @c.test(
+        "keeps its digits when the features and targets share a large offset (10⁷)",
+        "ZᵀZ and n z̄z̄ᵀ agree in their leading digits, so their difference keeps few of them: "
+        "centre each chunk's rows of a fold on their own means, then merge those statistics "
+        "with the fold's by the update for the union of two sets of rows.",
+    )
+    def _():
+        k, offset = 3, 1e7
+        X, y = _stream_problem(rng, n=300)
+        psi = _Features(3, 6, seed=int(rng.integers(1000)), offset=offset)
+        fold_of = row_folds(k)
+        got = _statistics(c.fn(chunks(X, y + offset, 25), psi, fold_of, k), k, 6)
+        _compare(got, _centred(psi(X), y + offset, fold_of(X), k), 1e-6, " at offset 1e7")
 
     @c.test(
         "the result does not depend on how the stream is cut into chunks",
@@ -150,13 +188,12 @@ def q1(student_fold_statistics, *, seed=None):
             for size in (1, 17, 200)
         ]
         for out in outs[1:]:
-            for name, a, b in zip("Gcsn", out, outs[0], strict=True):
-                close(a, b, rtol=1e-9, atol=1e-9, what=f"{name} for two ways of chunking")
+            _compare(out, outs[0], 1e-9, " for two ways of chunking")
 
     @c.test(
         "keeps nothing of the stream's size between chunks (40,000 rows in chunks of 500)",
-        "add each chunk's contribution to the four sums and let the chunk go: a list of the "
-        "chunks' features grows with the number of rows, the sums do not.",
+        "merge each chunk's contribution into the six statistics and let the chunk go: a list "
+        "of the chunks' features grows with the number of rows, the statistics do not.",
     )
     def _():
         n, D = 40_000, 8
@@ -179,23 +216,22 @@ def _fold_problem(rng, k, D=10, n=150):
     # unequal folds (the last about twice the others): with equal ones the mean of the
     # per-fold mean squared errors would equal the mean over all rows and pass for it
     folds = rng.permutation(np.minimum(np.arange(n) % (k + 1), k - 1))
-    G = np.array([Z[folds == f].T @ Z[folds == f] for f in range(k)])
-    cy = np.array([Z[folds == f].T @ y[folds == f] for f in range(k)])
-    s = np.array([y[folds == f] @ y[folds == f] for f in range(k)])
-    n_f = np.bincount(folds, minlength=k).astype(float)
-    return Z, y, folds, (G, cy, s, n_f)
+    return Z, y, folds, _centred(Z, y, folds, k)
 
 
 def _path(c, stats, lams, k, D):
-    errors, W = c.fn(*stats, lams)
-    errors, W = np.asarray(errors, dtype=float), np.asarray(W, dtype=float)
+    out = c.fn(*stats, lams)
+    if not isinstance(out, tuple | list) or len(out) != 3:
+        raise AssertionError("return (errors, W, b) as a tuple")
+    errors, W, b = (as_numbers(a, name) for a, name in zip(out, ("errors", "W", "b"), strict=True))
     assert errors.shape == (len(lams),), f"errors has shape {errors.shape}"
     assert W.shape == (len(lams), k, D), f"W has shape {W.shape}, expected {(len(lams), k, D)}"
-    return errors, W
+    assert b.shape == (len(lams), k), f"b has shape {b.shape}, expected {(len(lams), k)}"
+    return errors, W, b
 
 
 def q2(student_cv_path, *, seed=None):
-    """Check ``cv_path(G, c, s, n, lams) -> (errors, W)`` against the definitions on the rows."""
+    """Check ``cv_path(n, zbar, ybar, S, t, q, lams) -> (errors, W, b)`` on the rows."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw7.q2", student_cv_path, forbid=SOLVERS)
     k = int(rng.integers(3, 6))
@@ -203,44 +239,51 @@ def q2(student_cv_path, *, seed=None):
     lams = np.sort(10.0 ** rng.uniform(-4, 0, size=4))
 
     @c.test(
-        "W[j, f] minimises the ridge objective on the rows outside fold f",
-        "the training rows of fold f are the other folds: their sums are the totals minus "
-        "fold f's, and n₋f counts the training rows, not all rows.",
+        "W[j, f] and b[j, f] minimise the ridge objective on the rows outside fold f",
+        "the training rows of fold f are the other folds: merge their statistics, the "
+        "spread of the folds' means about the training mean included, and n₋f counts the "
+        "training rows, not all rows; the intercept is not penalised.",
     )
     def _():
-        _, W = _path(c, stats, lams, k, Z.shape[1])
+        _, W, b = _path(c, stats, lams, k, Z.shape[1])
         for f in range(k):
             Zt, yt = Z[folds != f], y[folds != f]
+            scale = np.linalg.norm((Zt - Zt.mean(axis=0)).T @ yt) + np.abs(yt).sum()
             for j, lam in enumerate(lams):
-                grad = Zt.T @ (Zt @ W[j, f] - yt) + lam * len(yt) * W[j, f]
+                r = Zt @ W[j, f] + b[j, f] - yt
+                grad = np.append(Zt.T @ r + lam * len(yt) * W[j, f], r.sum())
                 close(
-                    grad / np.linalg.norm(Zt.T @ yt),
-                    np.zeros(Z.shape[1]),
+                    grad / scale,
+                    np.zeros(Z.shape[1] + 1),
                     atol=1e-8,
-                    what=f"the gradient of fold {f}'s training objective",
+                    what=f"the gradient of fold {f}'s training objective in (w, b)",
                 )
 
     @c.test(
-        "errors[j] is the mean over all rows of the held-out squared errors of W[j]",
-        "expand ‖y_f − Z_f w‖² into terms that involve only G_f, c_f and s_f; divide the sum "
-        "over the folds by the number of rows.",
+        "errors[j] is the mean over all rows of the held-out squared errors of W[j], b[j]",
+        "write y_i − b − z_iᵀw as a deviation from fold f's means plus a constant and "
+        "expand the square: only fold f's six statistics remain; divide the sum over the "
+        "folds by the number of rows.",
     )
     def _():
-        errors, W = _path(c, stats, lams, k, Z.shape[1])
+        errors, W, b = _path(c, stats, lams, k, Z.shape[1])
         for j in range(len(lams)):
-            held_out = sum(np.sum((y[folds == f] - Z[folds == f] @ W[j, f]) ** 2) for f in range(k))
+            held_out = sum(
+                np.sum((y[folds == f] - Z[folds == f] @ W[j, f] - b[j, f]) ** 2) for f in range(k)
+            )
             close(errors[j], held_out / len(y), rtol=1e-7, what=f"errors[{j}]")
 
     @c.test(
-        "renumbering the folds permutes W and leaves the errors unchanged",
+        "renumbering the folds permutes W and b and leaves the errors unchanged",
         "each fold is treated the same way, whatever its number.",
     )
     def _():
-        errors, W = _path(c, stats, lams, k, Z.shape[1])
+        errors, W, b = _path(c, stats, lams, k, Z.shape[1])
         perm = rng.permutation(k)
-        errors2, W2 = _path(c, tuple(a[perm] for a in stats), lams, k, Z.shape[1])
+        errors2, W2, b2 = _path(c, tuple(a[perm] for a in stats), lams, k, Z.shape[1])
         close(errors2, errors, rtol=1e-8, what="the errors after renumbering")
         close(W2, W[:, perm], rtol=1e-7, atol=1e-10, what="W after renumbering")
+        close(b2, b[:, perm], rtol=1e-7, atol=1e-10, what="b after renumbering")
 
     c.finish()
 
