@@ -43,6 +43,7 @@ __all__ = [
     "warnings_at_caller",
     "checked_score",
     "RegressorScoreMixin",
+    "r2_at_any_scale",
     "ClassifierScoreMixin",
 ]
 
@@ -812,6 +813,49 @@ def checked_score(estimator, X, y, sample_weight, metric):
         raise type(err)(f"y: {err}") from err
 
 
+def r2_at_any_scale(y, y_pred, sample_weight=None):
+    """scikit-learn's ``r2_score(y, y_pred, sample_weight=...)`` for targets and predictions
+    of any magnitude.
+
+    R² = 1 − Σ sᵢ(yᵢ − ŷᵢ)² / Σ sᵢ(yᵢ − ȳ)² does not change when y and ŷ are scaled
+    together, but its sums of squares overflow from magnitudes of about 1e154 on: a model
+    fitted on targets near 1e300 scored NaN, with numpy's overflow warnings. Such y and ŷ
+    are scaled down by a power of two (exact) first; at smaller magnitudes the result is
+    ``r2_score``'s, unchanged. Where R² itself is below the float range (predictions that
+    miss y by more than about 1e154 times its spread), -inf is returned with a
+    RuntimeWarning that says so."""
+    from sklearn.metrics import r2_score
+
+    from ._array_api import _foreign
+
+    def unchanged():
+        return r2_score(y, y_pred, sample_weight=sample_weight)
+
+    if _foreign(y) or not isinstance(y_pred, np.ndarray) or y_pred.dtype.kind != "f":
+        return unchanged()
+    try:
+        Y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):  # r2_score names what is wrong
+        return unchanged()
+    big = max(float(np.abs(Y).max(initial=0.0)), float(np.abs(y_pred).max(initial=0.0)))
+    total = len(y_pred) if sample_weight is None else float(np.sum(sample_weight))
+    limit = math.sqrt(np.finfo(np.float64).max / max(total, 1.0)) / 4
+    if not (math.isfinite(big) and big > limit):
+        return unchanged()
+    factor = math.ldexp(1.0, math.frexp(limit)[1] - math.frexp(big)[1] - 1)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        score = r2_score(Y * factor, y_pred * factor, sample_weight=sample_weight)
+    if score == -math.inf:
+        warnings.warn(
+            "R² is below the float range (about -1.8e308): the predictions miss y by more "
+            "than about 1e154 times the spread of y (X far outside the training data?); "
+            "score returns -inf.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return score
+
+
 class RegressorScoreMixin:
     """``score`` of a regressor (R²) through :func:`checked_score`: listed before
     scikit-learn's ``RegressorMixin``, whose ``score`` it replaces with the same result."""
@@ -824,7 +868,7 @@ class RegressorScoreMixin:
 
         scikit-learn's ``r2_score`` (averaged uniformly over the targets of a 2-D y): 1 for
         a perfect fit, 0 for a constant predicting the weighted mean :math:`\\bar y_s`, and
-        negative for worse.
+        negative for worse; at any magnitude of y (:func:`r2_at_any_scale`).
 
         Parameters
         ----------
@@ -838,9 +882,7 @@ class RegressorScoreMixin:
         -------
         score : float
         """
-        from sklearn.metrics import r2_score
-
-        return checked_score(self, X, y, sample_weight, r2_score)
+        return checked_score(self, X, y, sample_weight, r2_at_any_scale)
 
 
 class ClassifierScoreMixin:

@@ -206,3 +206,51 @@ def test_rff_transform_warns_once_at_the_callers_line_when_the_phase_is_lost(map
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         np.testing.assert_array_equal(rff.transform(X * 1e30), Z)
+
+
+@pytest.mark.parametrize("make", ["RidgeRegression", "KernelRidge", "NystroemKRR"])
+def test_regressors_score_targets_near_the_float_range(make):
+    # R²'s sums of squares overflowed: a model fitted on targets near 1e301, which the fit
+    # takes, scored NaN with numpy's "overflow encountered in square"; R² does not change
+    # when y and the predictions are scaled together
+    import math
+
+    from kernelcourse.ridge import KernelRidge, RidgeRegression
+    from kernelcourse.scale import NystroemKRR
+
+    X, y, _ = _data()
+    model = {
+        "RidgeRegression": RidgeRegression(),
+        "KernelRidge": KernelRidge(lam=0.1),
+        "NystroemKRR": NystroemKRR(n_components=10, random_state=0),
+    }[make]
+    sw = np.random.default_rng(1).uniform(0.0, 2.0, size=len(y))
+    s = math.ldexp(1.0, 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small = clone(model).fit(X, y)
+        huge = clone(model).fit(X, y * s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert huge.score(X, y * s) == pytest.approx(small.score(X, y), rel=1e-12)
+        assert huge.score(X, y * s, sample_weight=sw) == pytest.approx(
+            small.score(X, y, sample_weight=sw), rel=1e-12
+        )
+        # at ordinary magnitudes, scikit-learn's r2_score as it is
+        assert small.score(X, y * 1e150) == r2_score(y * 1e150, small.predict(X))
+
+
+def test_r2_below_the_float_range_is_minus_infinity_with_a_warning():
+    # predictions of order 1e300 against targets of order 1: R² is about -1e600, which
+    # came as -inf with numpy's bare "overflow encountered in square"
+    from kernelcourse.ridge import RidgeRegression
+
+    X, y, _ = _data()
+    model = RidgeRegression().fit(X, y)
+    with pytest.warns(RuntimeWarning, match=r"^R² is below the float range") as record:
+        assert model.score(X * 1e300, y) == -np.inf
+    assert len(record) == 1
+    assert record[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isfinite(model.score(X * 1e100, y))  # about -1e200: still a float
