@@ -41,6 +41,7 @@ __all__ = [
     "check_class_totals",
     "one_vs_rest_targets",
     "warnings_at_caller",
+    "finite_values",
     "checked_score",
     "RegressorScoreMixin",
     "r2_at_any_scale",
@@ -663,6 +664,22 @@ def warnings_at_caller(stacklevel=4):
             warnings.warn(w.message, stacklevel=stacklevel)
 
 
+def finite_values(compute, X, what="predictions"):
+    """``compute()``, the values of a model on X (predictions, decision values), with numpy's
+    overflow warnings silenced, raising a ValueError that names X where one of them is
+    infinite or NaN: a product such as X @ coef_ on rows near the largest float overflowed
+    with numpy's bare warning, and a class was then read off NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        F = compute()
+    if not all_finite(F):
+        top = float(abs(X).max()) if math.prod(X.shape) else 0.0  # (dense or sparse X)
+        raise ValueError(
+            f"the {what} on X (largest |entry| {top:.3g}) overflow floating point: X is "
+            "too large in magnitude for this model; rescale it."
+        )
+    return F
+
+
 def check_vector_kernel(kernel):
     """Refuse a kernel object that does not compare numeric vectors (a string kernel), by
     name, with the way to use it; anything else passes. Read from the kernel's ``domain``."""
@@ -698,7 +715,10 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
         _not_ragged(y, "y")
         _not_complex(y, "y")
     try:
-        return _sk_validate_data(estimator, X, y, **check_params)
+        # (its finiteness check sums X first: rows near the largest float overflowed that
+        # sum, with numpy's warning, before the entries were found finite)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _sk_validate_data(estimator, X, y, **check_params)
     except (ValueError, TypeError) as err:
         msg = str(err)
         if _names(msg, "X") or _names(msg, "y") or "sample_weight" in msg:

@@ -52,6 +52,7 @@ from ._validation import (
     check_weights,
     count_constraint,
     finite_gram,
+    finite_values,
     gamma_constraint,
     kernel_params_of,
     one_vs_rest_targets,
@@ -768,7 +769,7 @@ class RidgeRegression(RegressorScoreMixin, RegressorMixin, BaseEstimator):
         """Predict :math:`\\mathbf X \\mathbf w + b`."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_.T + self.intercept_
+        return finite_values(lambda: X @ self.coef_.T + self.intercept_, X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1316,7 +1317,7 @@ class FeatureRidge(RegressorScoreMixin, RegressorMixin, BaseEstimator):
         X = validate_data(
             self, X, reset=False, dtype=np.float64, accept_sparse=self._accepts_sparse()
         )
-        return self._features(X) @ self.coef_.T + self.intercept_
+        return finite_values(lambda: self._features(X) @ self.coef_.T + self.intercept_, X)
 
     def _accepts_sparse(self):
         # φ(x) = x passes a sparse X straight to the sparse solver; a kernel's finite feature

@@ -49,6 +49,7 @@ from ._validation import (
     as_float_vector,
     check_labels,
     count_constraint,
+    finite_values,
     real_constraint,
     refuse_complex_features,
     validate_data,
@@ -119,14 +120,7 @@ class SGDResult:
             raise ValueError(
                 f"X has {X.shape[1]} features but the model was trained on {self._n_features}."
             )
-        with np.errstate(over="ignore", invalid="ignore"):
-            h = self._predictor(X)
-        if not np.isfinite(h).all():
-            raise ValueError(
-                f"the predictions on X (largest |entry| {float(np.abs(X).max()):.3g}) overflow "
-                "floating point: X is too large in magnitude for this model; rescale it."
-            )
-        return h
+        return finite_values(lambda: self._predictor(X), X)
 
     def __repr__(self):
         return (
@@ -738,19 +732,16 @@ class FeatureSGDClassifier(ClassifierScoreMixin, ClassifierMixin, BaseEstimator)
         r""":math:`\bar w^T \psi(x) + b`, computed in blocks of ``block_size``."""
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        out = np.empty(len(X))
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+
+        def scores():
+            out = np.empty(len(X))
             for start in range(0, len(X), self.block_size):
                 Z = np.asarray(self.features_.transform(X[start : start + self.block_size]))
                 out[start : start + len(Z)] = Z @ self.coef_[0] + self.intercept_[0]
-        if not np.isfinite(out).all():
-            # NaN scores came back with numpy's warnings only, and predict made them class 0
-            raise ValueError(
-                f"the decision values on X (largest |entry| {float(np.abs(X).max()):.3g}) "
-                "overflow floating point: X is too large in magnitude for this model; rescale "
-                "it."
-            )
-        return out
+            return out
+
+        # NaN scores came back with numpy's warnings only, and predict made them class 0
+        return finite_values(scores, X, "decision values")
 
     def predict(self, X):
         scores = self.decision_function(X)  # raises NotFittedError before fit

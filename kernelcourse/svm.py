@@ -57,6 +57,7 @@ from ._validation import (
     check_positive,
     count_constraint,
     finite_gram,
+    finite_values,
     gamma_constraint,
     kernel_params_of,
     real_constraint,
@@ -1119,7 +1120,8 @@ class KernelSVC(ClassifierScoreMixin, ClassifierMixin, BaseEstimator):
             Ks = np.zeros((len(X), 0))
         else:
             Ks = np.asarray(self.kernel_(X, self.support_vectors_), dtype=np.float64)
-        return Ks @ self.dual_coef_.T + self.intercept_
+        # (a precomputed Gram matrix of entries near the largest float overflows here)
+        return finite_values(lambda: Ks @ self.dual_coef_.T + self.intercept_, X, "decision values")
 
     @property
     def coef_(self):
@@ -1381,7 +1383,7 @@ class PrimalSVC(ClassifierScoreMixin, ClassifierMixin, BaseEstimator):
         r""":math:`w^T z + b`; shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        F = X @ self.coef_.T + self.intercept_
+        F = finite_values(lambda: X @ self.coef_.T + self.intercept_, X, "decision values")
         return F[:, 0] if F.shape[1] == 1 else F
 
     def predict(self, X):

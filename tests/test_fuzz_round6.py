@@ -254,3 +254,55 @@ def test_r2_below_the_float_range_is_minus_infinity_with_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.isfinite(model.score(X * 1e100, y))  # about -1e200: still a float
+
+
+def _linear_models():
+    from kernelcourse.kernels import RBF
+    from kernelcourse.ridge import FeatureRidge, RidgeRegression
+    from kernelcourse.svm import KernelSVC, PrimalSVC
+
+    X, y, labels = _data()
+    big = np.sign(np.random.default_rng(3).normal(size=(5, 3))) * 1.7e308
+    gram = RBF(0.5)(X)
+    return [
+        ("RidgeRegression", RidgeRegression(lam=1e-6).fit(X, 30 * y), big),
+        ("FeatureRidge", FeatureRidge().fit(X, 30 * y), big),
+        ("PrimalSVC", PrimalSVC(C=100).fit(X, labels), big),
+        ("KernelSVC-precomputed", KernelSVC(kernel="precomputed").fit(gram, labels), gram * 1e308),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "model", "X"), _linear_models(), ids=[case[0] for case in _linear_models()]
+)
+def test_linear_outputs_that_overflow_are_refused_by_name(name, model, X):
+    # X @ coef_ of rows near the largest float overflowed: predict and decision_function
+    # returned infinity or NaN with numpy's "overflow encountered in matmul", and predict
+    # read a class off NaN, silently
+    methods = [m for m in ("predict", "decision_function") if hasattr(model, m)]
+    for method in methods:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match=r"^the (predictions|decision values) on X \("):
+                getattr(model, method)(X)
+    # rows within the range are computed as before
+    X_ok = X / 1e6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in methods:
+            assert np.asarray(getattr(model, method)(X_ok)).shape[0] == len(X_ok)
+
+
+@pytest.mark.parametrize("estimator", _estimators(), **_ids)
+def test_validation_of_rows_near_the_largest_float_raises_no_numpy_warning(estimator):
+    # scikit-learn's finiteness check sums X first: rows of ±1.7e308 overflowed that sum,
+    # and numpy's "invalid value encountered in reduce" came with every method on them
+    model, X, y = _fitted(estimator)
+    big = np.sign(np.random.default_rng(3).normal(size=(5, 3))) * 1.7e308
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        try:
+            model.predict(big)
+        except ValueError:
+            pass
+    assert not [w for w in record if "encountered in" in str(w.message)]
