@@ -473,21 +473,27 @@ def check_fit_input(X, y=None, *, regression=False):
                 ) from None
 
 
-def check_labels(y, *, ravel=False):
+def check_labels(y, *, ravel=False, name="y"):
     """scikit-learn's ``check_classification_targets`` on a classifier's y, after its
     ``column_or_1d`` when ``ravel``, with ``y:`` in front of their errors ("Unknown label
-    type: continuous", "Found array with dim 3" do not say which argument). Returns y."""
+    type: continuous", "Found array with dim 3" do not say which argument). Returns y.
+    ``name`` is the argument's name, for labels given otherwise (``classes``)."""
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import column_or_1d
 
     try:
         if ravel:
             y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        # (a NaN label was cast to an integer, with numpy's warning, before the error that
+        # names it)
+        with np.errstate(invalid="ignore"):
+            check_classification_targets(y)
     except (ValueError, TypeError) as err:
-        if _names(str(err), "y"):
+        # scikit-learn's messages speak of y ("Input y contains NaN"), and of "discrete
+        # classes": another argument is named in front of them
+        if _names(str(err), "y") if name == "y" else str(err).startswith(name):
             raise
-        raise type(err)(f"y: {err}") from err
+        raise type(err)(f"{name}: {err}") from err
     return y
 
 

@@ -605,7 +605,12 @@ class FeatureSGDClassifier(ClassifierScoreMixin, ClassifierMixin, BaseEstimator)
             self._validate_params()
             if classes is None:
                 raise ValueError("classes must be given on the first call to partial_fit.")
-            classes = np.unique(classes)
+            if np.ndim(classes) > 1:  # np.unique flattened [[0, 1]] silently
+                raise ValueError(
+                    f"classes must be a 1-D array of labels, got shape {np.shape(classes)}."
+                )
+            # a NaN among them became a class, predicted as NaN
+            classes = np.unique(check_labels(np.atleast_1d(classes), name="classes"))
             # the openings are those scikit-learn's checks (and users' code) look for
             if len(classes) > 2:
                 raise ValueError(

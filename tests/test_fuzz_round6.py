@@ -306,3 +306,40 @@ def test_validation_of_rows_near_the_largest_float_raises_no_numpy_warning(estim
         except ValueError:
             pass
     assert not [w for w in record if "encountered in" in str(w.message)]
+
+
+@pytest.mark.parametrize(
+    ("classes", "message"),
+    [
+        ([0, np.nan], r"^classes: Input y contains NaN"),
+        ([[0, 1]], r"^classes must be a 1-D array of labels, got shape \(1, 2\)"),
+        ([0.5, 1.7], r"^classes: Unknown label type: continuous"),
+    ],
+    ids=["nan", "2-d", "continuous"],
+)
+def test_sgd_partial_fit_checks_classes_by_name(classes, message):
+    # np.unique(classes) took [0, nan] as two classes (predict then returned NaN for one)
+    # and flattened [[0, 1]], silently
+    from kernelcourse.sgd import FeatureSGDClassifier
+
+    X, _, labels = _data()
+    model = FeatureSGDClassifier(random_state=0)
+    with pytest.raises(ValueError, match=message):
+        model.partial_fit(X, np.zeros(30, dtype=int), classes=classes)
+    assert not hasattr(model, "classes_")
+    fitted = model.partial_fit(X, labels, classes=(1, 0))
+    np.testing.assert_array_equal(fitted.classes_, [0, 1])
+
+
+def test_ridge_classifier_names_a_nan_label_without_a_numpy_warning():
+    # its labels are checked before X and y are validated together, where scikit-learn's
+    # check cast the NaN to an integer with numpy's "invalid value encountered in cast"
+    from kernelcourse.ridge import FeatureRidgeClassifier
+
+    X, _, labels = _data()
+    y = labels.astype(float)
+    y[0] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"Input y contains NaN"):
+            FeatureRidgeClassifier().fit(X, y)
