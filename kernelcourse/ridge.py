@@ -1291,9 +1291,7 @@ class FeatureRidge(RegressorScoreMixin, RegressorMixin, BaseEstimator):
         # D comes from one row, so a 100 000-component map is refused before it is built.
         if self.features_ is None or sp.issparse(X):
             return
-        with warnings.catch_warnings():  # a warning comes with the full transform, once
-            warnings.simplefilter("ignore")
-            probe = self.features_.transform(X[:1])
+        probe = self.features_.transform(X[:1])
         if sp.issparse(probe) or hasattr(probe, "rmatvec"):
             return
         n, D = X.shape[0], probe.shape[1]

@@ -343,20 +343,3 @@ def test_ridge_classifier_names_a_nan_label_without_a_numpy_warning():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match=r"Input y contains NaN"):
             FeatureRidgeClassifier().fit(X, y)
-
-
-def test_feature_ridge_fit_warns_once_that_the_phase_is_lost():
-    # fit transformed one row first, to size its memory, and that row warned too, with its
-    # own largest argument: a second warning for the one fit
-    from kernelcourse.features import RandomFourierFeatures
-    from kernelcourse.ridge import FeatureRidge
-
-    X, y, _ = _data()
-    rff = RandomFourierFeatures(n_components=8, random_state=0)
-    with pytest.warns(RuntimeWarning, match="cannot resolve their phase") as record:
-        model = FeatureRidge(rff).fit(X * 1e30, y)
-    assert len(record) == 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert FeatureRidge(rff).fit(X, y).predict(X).shape == (30,)
-    assert np.isfinite(model.coef_).all()
