@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import numbers
@@ -40,7 +39,6 @@ __all__ = [
     "label_repr",
     "check_class_totals",
     "one_vs_rest_targets",
-    "warnings_at_caller",
     "finite_values",
     "checked_score",
     "RegressorScoreMixin",
@@ -651,25 +649,6 @@ def one_vs_rest_targets(y):
     return classes, Y, codes
 
 
-@contextlib.contextmanager
-def warnings_at_caller(stacklevel=4):
-    """Hold back the warnings raised inside the block (also by the worker threads it runs)
-    and, when it ends without an error, issue each distinct one once, ``stacklevel`` frames
-    up from this generator: 4, the default, is the line that called the public function
-    whose body holds the ``with``. A warning raised on a worker thread named a line of the
-    library (and one raised by two passes over the same data came twice). The caller's
-    filters apply as they issue ("error" still raises, "ignore" still hides)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    seen = set()
-    for w in caught:
-        key = (type(w.message), str(w.message))
-        if key not in seen:
-            seen.add(key)
-            warnings.warn(w.message, stacklevel=stacklevel)
-
-
 def finite_values(compute, X, what="predictions"):
     """``compute()``, the values of a model on X (predictions, decision values), with numpy's
     overflow warnings silenced, raising a ValueError that names X where one of them is
@@ -744,10 +723,11 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
         raise type(err)(f"{name}: {msg}") from err
 
 
-def check_cosine_arguments(t, xp=None):
+def check_cosine_arguments(t, xp=None, *, warn=True):
     """Raise where the cosine's arguments ``t`` (numpy), or features computed from them
     with ``xp`` (cos(±inf) is NaN), are not finite; warn where numpy arguments are so large
-    that their phase is lost."""
+    that their phase is lost, or with ``warn=False`` leave that to the caller. Returns the
+    largest magnitude of numpy arguments (None with ``xp``)."""
     # numpy: one pass, the largest magnitude (NaN or infinite when any entry is)
     big = (float(np.abs(t).max()) if t.size else 0.0) if xp is None else None
     if not (math.isfinite(big) if xp is None else all_finite(t, xp)):
@@ -755,8 +735,9 @@ def check_cosine_arguments(t, xp=None):
             "the cosine's arguments ωᵀx + b overflow to infinity or NaN: X is too large for "
             "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
         )
-    if xp is None:
+    if xp is None and warn:
         warn_if_phase_lost(big, t.dtype, stacklevel=4)
+    return big
 
 
 def warn_if_phase_lost(big, dtype, *, advice="lower γ", stacklevel=2):

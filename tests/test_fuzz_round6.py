@@ -343,3 +343,28 @@ def test_ridge_classifier_names_a_nan_label_without_a_numpy_warning():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match=r"Input y contains NaN"):
             FeatureRidgeClassifier().fit(X, y)
+
+
+def test_rff_transforms_on_several_threads_leave_the_warnings_machinery_alone():
+    # holding a transform's warnings back with warnings.catch_warnings is not thread-safe:
+    # two transforms at once (dask's threaded scheduler runs them so) restored each other's
+    # state, and every later warning in the process went to a list nobody read
+    import threading
+
+    from kernelcourse.features import RandomFourierFeatures
+
+    X, _, _ = _data(200)
+    rff = RandomFourierFeatures(n_components=64, random_state=0).fit(X)
+    filters, show = list(warnings.filters), warnings.showwarning
+
+    def transform_many():
+        for _ in range(40):
+            rff.transform(X)
+
+    threads = [threading.Thread(target=transform_many) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert warnings.filters == filters
+    assert warnings.showwarning is show

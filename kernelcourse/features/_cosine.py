@@ -298,7 +298,7 @@ def _cosine_plan(scale):
     return coef, np.ascontiguousarray(scale)
 
 
-def _cos_block(t, scale, exact, fallback=None, plan=None, out=None, offset=None):
+def _cos_block(t, scale, exact, fallback=None, plan=None, out=None, offset=None, warn=True):
     """``out ← scale · cos(t + offset)``, by the compiled loop or, with ``exact=True``, by
     numpy's cosine. ``out`` None means in place; otherwise ``t`` is scratch, left
     overwritten. ``offset`` None means 0.
@@ -308,7 +308,11 @@ def _cos_block(t, scale, exact, fallback=None, plan=None, out=None, offset=None)
     paths agree to round-off for every finite argument; a non-finite argument raises. A mask
     from :func:`_beyond_exact_reduction` also vouches that the rows it leaves unflagged are
     finite, so only flagged rows are checked. ``plan`` is :func:`_cosine_plan` of ``scale``,
-    passed in when many blocks share it."""
+    passed in when many blocks share it.
+
+    Returns the largest magnitude among the arguments given to numpy's cosine (0.0 when
+    none), past which :func:`~kernelcourse._validation.warn_if_phase_lost` warns here, or,
+    with ``warn=False``, leaves the warning to the caller (a worker thread's caller)."""
     if out is None:
         out = t
     if offset is None:
@@ -318,19 +322,21 @@ def _cos_block(t, scale, exact, fallback=None, plan=None, out=None, offset=None)
         fallback = ~(np.abs(t + offset) <= limit).all(axis=1)
     if exact:
         t += offset
-        check_cosine_arguments(t)
+        big = check_cosine_arguments(t, warn=warn)
         np.cos(t, out=t)
         np.multiply(t, scale, out=out)
-        return
+        return big
     coef, column_scale = _cosine_plan(scale) if plan is None else plan
     _scaled_cos(t, out, offset, column_scale, coef, fallback)
     if fallback.any():
         rows = np.flatnonzero(fallback)
         flagged = t[rows] + offset
-        check_cosine_arguments(flagged)
+        big = check_cosine_arguments(flagged, warn=warn)
         np.cos(flagged, out=flagged)
         flagged *= scale
         out[rows] = flagged
+        return big
+    return 0.0
 
 
 class _CosinePass:
@@ -381,17 +387,22 @@ class _CosinePass:
     def __call__(self, t, start, t_address):
         """``out[start:start + m] ← scale · cos(t + offset)`` for the block ``t`` of shape
         (m, D) with contiguous rows, at address ``t_address`` (the caller's, taken once:
-        asking numpy for it costs a microsecond a block); ``t`` is left overwritten."""
+        asking numpy for it costs a microsecond a block); ``t`` is left overwritten.
+
+        Returns the largest magnitude of the block's arguments that went to numpy's cosine
+        (0.0 when none), for the caller to warn about a lost phase once, on its own thread:
+        a warning raised here, on a worker thread, would name a line of the library."""
         m, D = t.shape
         stop = start + m
         if D != self._out.shape[1] or not 0 <= start <= stop <= self._out.shape[0]:
             raise ValueError(f"a block of shape {t.shape} at row {start} is outside the output.")
         if m == 0 or D == 0:
-            return
+            return 0.0
         if self._any_flagged and (self._exact or self._fallback[start:stop].any()):
             flagged, out = self._fallback[start:stop], self._out[start:stop]
-            _cos_block(t, self._scale, self._exact, flagged, self._plan, out, self._offset)
-            return
+            return _cos_block(
+                t, self._scale, self._exact, flagged, self._plan, out, self._offset, warn=False
+            )
         ldt = t.strides[0] // self._item if m > 1 else D
         self._loop(
             t_address,
@@ -404,6 +415,7 @@ class _CosinePass:
             self._skip_address + start,
             *self._after_skip,
         )
+        return 0.0
 
 
 def _beyond_exact_reduction(X, W, offset):

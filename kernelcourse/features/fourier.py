@@ -43,7 +43,7 @@ from .._validation import (
     naming,
     real_constraint,
     validate_data,
-    warnings_at_caller,
+    warn_if_phase_lost,
 )
 from ..kernels import Kernel, resolve_kernel
 from ..spectral import spectral_measure
@@ -131,13 +131,18 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     D = W.shape[1]
     offset = _as_finite_vector(offset, "offset", D, dtype)
     scale = _as_finite_vector(scale, "scale", D, dtype)
-    with warnings_at_caller():
-        return _fourier_features(X, W, offset, scale, exact, n_threads)
+    out, big = _fourier_features(X, W, offset, scale, exact, n_threads)
+    warn_if_phase_lost(big, dtype, stacklevel=2)
+    return out
 
 
 def _fourier_features(X, W, offset, scale, exact, n_threads):
     """:func:`fourier_features` on checked input: X (n, d) and W (d, D) of one float dtype,
-    offset and scale contiguous (D,) arrays of it."""
+    offset and scale contiguous (D,) arrays of it. Returns the features and the largest
+    magnitude of the arguments that went to numpy's cosine (0.0 when none), for the caller
+    to warn about a lost phase once, from its own line: the blocks run on worker threads,
+    and holding their warnings back with ``warnings.catch_warnings`` is not thread-safe (two
+    transforms at once, as dask's threads run them, left every later warning swallowed)."""
     n, D = X.shape[0], W.shape[1]
     dtype = X.dtype
     out = np.empty((n, D), dtype=dtype)
@@ -155,6 +160,7 @@ def _fourier_features(X, W, offset, scale, exact, n_threads):
     # Each thread multiplies into a block of its own, reused from block to block, so the
     # product is written to memory already in cache; only the features go out to the output.
     scratch = threading.local()
+    largest = [0.0]  # the largest argument given to numpy's cosine, by any thread
 
     def work(start, stop):
         t = getattr(scratch, "block", None)
@@ -164,10 +170,12 @@ def _fourier_features(X, W, offset, scale, exact, n_threads):
         rows = X[start:stop] if stop - start > 1 else X[[start, start]]
         with np.errstate(over="ignore", invalid="ignore"):  # overflow raises in _cos_block
             np.matmul(rows, W, out=t[: len(rows)])
-        cosine(t[: stop - start, :D], start, scratch.address)
+        big = cosine(t[: stop - start, :D], start, scratch.address)
+        if big > largest[0]:  # (a race here can only lose a smaller value)
+            largest[0] = big
 
     for_each_row_block(n, block, work, n_threads)
-    return out
+    return out, largest[0]
 
 
 class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -550,18 +558,19 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             )
 
         scale = self._feature_scale(dtype)
-        # the phase warning of the complex map's two passes once, at the caller's line
-        # (scikit-learn's set_output wraps transform: one frame more)
-        with warnings_at_caller(stacklevel=5):
-            if self.map == "complex":
-                # exp(−it) = cos t − i sin t and cos(t + π/2) = −sin t.
-                re = features(self.offset_, scale)
-                im = features(self.offset_ + math.pi / 2, scale)
-                ctype = np.complex64 if dtype == np.float32 else np.complex128
-                out = np.empty(re.shape, dtype=ctype)
-                out.real, out.imag = re, im
-                return out
-            return features(self.offset_, scale)
+        if self.map == "complex":
+            # exp(−it) = cos t − i sin t and cos(t + π/2) = −sin t.
+            re, big_re = features(self.offset_, scale)
+            im, big_im = features(self.offset_ + math.pi / 2, scale)
+            big = max(big_re, big_im)
+            ctype = np.complex64 if dtype == np.float32 else np.complex128
+            out = np.empty(re.shape, dtype=ctype)
+            out.real, out.imag = re, im
+        else:
+            out, big = features(self.offset_, scale)
+        # once for both passes, at the caller's line (set_output wraps transform: one frame)
+        warn_if_phase_lost(big, dtype, stacklevel=3)
+        return out
 
     def _in_compute_dtype(self, X, dtype, xp=np):
         """Validated (finite) X cast to the compute dtype, on numpy or any array library, or
