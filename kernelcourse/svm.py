@@ -17,11 +17,12 @@ sum, which is why the solution is sparse (the representer theorem:
 
 :class:`KernelSVC` solves the dual with sequential minimal optimisation: each step moves two
 coordinates along the equality constraint, the pair being chosen by the second-order rule of
-Fan, Chen & Lin (2005), as LIBSVM does. :doc:`chapter 8 </book/08_svm_dual_and_primal>` writes that
-solver from scratch; the package extends it as the fast solvers do (ThunderSVM, oneDAL): SMO runs in
-cache on working sets of a
-few hundred variables whose kernel rows come from one blocked product, with LIBSVM's kernel-row
-cache and shrinking (:func:`smo_solve`). :class:`PrimalSVC` solves
+Fan, Chen & Lin (2005), as LIBSVM does. :doc:`chapter 8 </book/08_svm_dual_and_primal>` writes
+SMO from scratch with the maximal violating pair (the same step, stopping rule and bias); the
+package chooses the partner by its second-order gain and extends the method as the fast
+solvers do (ThunderSVM, oneDAL): SMO runs in cache on working sets of a few hundred variables
+whose kernel rows come from one blocked product, with LIBSVM's kernel-row cache and shrinking
+(:func:`smo_solve`). :class:`PrimalSVC` solves
 :math:`\min_{w,b} \tfrac12\|w\|^2 + C\sum_i \ell(y_i(w^T z_i + b))` on explicit features
 :math:`z_i`; after a random Fourier feature map it is the random-features SVM of Rahimi &
 Recht (2007) (:doc:`chapter 7 </book/07_random_kitchen_sinks>`,
@@ -1177,8 +1178,9 @@ class PrimalSVC(ClassifierScoreMixin, ClassifierMixin, BaseEstimator):
     Minimises :math:`\frac12\|\tilde w\|^2 + C\sum_i s_i\,\ell(y_i \tilde w^T \tilde z_i)` with
     :math:`\ell(m) = \max(0, 1-m)` ("hinge") or :math:`\max(0, 1-m)^2` ("squared_hinge"),
     where :math:`\tilde z_i = [z_i; c]` appends the constant c = ``intercept_scaling``, so
-    the bias :math:`b = c\,\tilde w_{D+1}` is penalised lightly as in LIBLINEAR (Hsieh et al. 2008;
-    :doc:`chapter 8 </book/08_svm_dual_and_primal>`). Composed after
+    the bias :math:`b = c\,\tilde w_{D+1}` is penalised as in LIBLINEAR (Hsieh et al. 2008;
+    :doc:`chapter 8 </book/08_svm_dual_and_primal>`), by :math:`b^2/(2c^2)`: like any other
+    coefficient at c = 1, the default, and less the larger c. Composed after
     :class:`kernelcourse.features.RandomFourierFeatures` this is the algorithm of Rahimi & Recht
     (2007):
     sample Ω and b, map :math:`\tilde\phi(x) = \sqrt{2/D}\cos(\Omega x + b)`, solve the primal.
