@@ -256,9 +256,15 @@ class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, Ba
         _refuse_no_features(probe, features)
         D = probe.shape[1]
         k = Y.shape[1]
+        # With an intercept the sums are taken about the first row, as StreamingFeatureRidge
+        # takes them: centred at the end, raw sums lost 2 log₁₀(|mean| / spread) digits.
+        shift = self.fit_intercept
+        a = probe[0] if shift else np.zeros(D)
+        s = np.asarray(Y[:1].compute(), dtype=np.float64)[0] if shift else np.zeros(k)
 
         def stats(xb, yb):
-            Z = _dense_features(features, xb)
+            Z = _dense_features(features, xb) - a
+            yb = yb - s
             Za = np.hstack([Z, np.ones((len(Z), 1))])
             # an infinite y (or sums that overflow) is refused below, by name; numpy's
             # "invalid value encountered in matmul" came first and named nothing
@@ -280,7 +286,7 @@ class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, Ba
         # as in StreamingFeatureRidge: a numerically singular Z_cᵀZ_c + λI (more features
         # than rows, tiny λ) warns and gets the least-squares solution
         W = solve_regularized_psd(G, c, lam, name="Z_cᵀZ_c")
-        b = ybar - zbar @ W
+        b = (s + ybar) - (a + zbar) @ W
         self.n_samples_seen_ = int(round(n))
         self.n_features_in_ = X.shape[1]
         self._single_output = single

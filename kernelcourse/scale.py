@@ -1038,7 +1038,8 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
         self.random_state = random_state
 
     def _reset(self):
-        for name in ("features_", "_ZtZ", "_Zty", "_zsum", "_ysum", "n_samples_seen_", "_solution"):
+        names = ("_ZtZ", "_Zty", "_zsum", "_ysum", "_zshift", "_yshift", "_solution")
+        for name in ("features_", "n_samples_seen_", *names):
             if name in vars(self):
                 delattr(self, name)
 
@@ -1116,6 +1117,16 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
             self._zsum = np.zeros(D)
             self._ysum = np.zeros(Y.shape[1])
             self.n_samples_seen_ = 0
+            # The sums are taken about the first row (the shifted-data method, Chan, Golub &
+            # LeVeque 1983): centring raw sums at the end, ZᵀZ − n z̄z̄ᵀ, lost about
+            # 2 log₁₀(|mean| / spread) digits, so that y near 1e12 gave an intercept fit off
+            # by units. Sparse features keep their sparsity, unshifted.
+            dense = not sp.issparse(Z)
+            self._zshift = Z[0].copy() if dense else np.zeros(D)
+            self._yshift = Y[0].copy()
+        if not sp.issparse(Z):
+            Z = Z - self._zshift
+        Y = Y - self._yshift
         self._ZtZ += Z.T @ Z
         self._Zty += Z.T @ Y
         self._zsum += np.asarray(Z.sum(axis=0)).ravel()
@@ -1135,15 +1146,24 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
         return self
 
     def _solve(self):
+        # The sums are about the shifts a (features) and s (targets): with u, v the shifted
+        # sums, Z_cᵀZ_c = ZₛᵀZₛ − n z̄ₛz̄ₛᵀ with z̄ₛ = u/n, and without an intercept the raw
+        # ZᵀZ = ZₛᵀZₛ + auᵀ + uaᵀ + n aaᵀ (and ZᵀY likewise).
         n = self.n_samples_seen_
+        a, s, u, v = self._zshift, self._yshift, self._zsum, self._ysum
         if self.fit_intercept:
-            zbar, ybar = self._zsum / n, self._ysum / n
+            zbar, ybar = u / n, v / n
+            c = self._Zty - n * np.outer(zbar, ybar)
+            ZtZ = self._ZtZ
         else:
-            zbar, ybar = np.zeros_like(self._zsum), np.zeros_like(self._ysum)
-        c = self._Zty - n * np.outer(zbar, ybar)
+            zbar, ybar = np.zeros_like(u), np.zeros_like(v)
+            c = self._Zty + np.outer(u, s) + np.outer(a, v) + n * np.outer(a, s)
+            ZtZ = self._ZtZ
+            if a.any():  # (sparse features are never shifted)
+                ZtZ = ZtZ + np.outer(a, u) + np.outer(u, a) + n * np.outer(a, a)
         lam = float(self.lam)
-        if sp.issparse(self._ZtZ):
-            G = self._ZtZ
+        if sp.issparse(ZtZ):
+            G = ZtZ
 
             def matvec(V):  # (ZᵀZ − n z̄z̄ᵀ + λI) V, the centring as a rank-one term
                 return G @ V - n * np.outer(zbar, zbar @ V) + lam * V
@@ -1157,16 +1177,16 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
             )
             W, self.history_, self.n_iter_ = result.x, np.asarray(result.history), result.n_iter
         else:
-            G = self._ZtZ - n * np.outer(zbar, zbar)
+            G = ZtZ - n * np.outer(zbar, zbar)
             try:
                 W = solve_regularized_psd(G, c, lam, overwrite_a=True, name="Z_cᵀZ_c")
             except np.linalg.LinAlgError:
                 # not positive definite (more features than samples and a tiny λ): G was
                 # factored in place; built again, it gets the warned least-squares solution
-                G = self._ZtZ - n * np.outer(zbar, zbar)
+                G = ZtZ - n * np.outer(zbar, zbar)
                 W = solve_regularized_psd(G, c, lam, name="Z_cᵀZ_c")
             self.history_, self.n_iter_ = None, 0
-        b = ybar - zbar @ W
+        b = ((s + ybar) - (a + zbar) @ W) if self.fit_intercept else ybar - zbar @ W
         if self._single_output:
             return W[:, 0], float(b[0])
         return W.T, b

@@ -368,3 +368,49 @@ def test_rff_transforms_on_several_threads_leave_the_warnings_machinery_alone():
         t.join()
     assert warnings.filters == filters
     assert warnings.showwarning is show
+
+
+@pytest.mark.parametrize("shift", [1e8, 1e12])
+def test_streaming_ridge_fits_targets_far_from_zero(shift):
+    # the sums were raw and centred at the end (ZᵀY − n z̄ȳᵀ), which lost
+    # 2 log10(|ȳ| / spread) digits: at y + 1e12 the predictions were off by units, where
+    # FeatureRidge, which centres the rows, is right to round-off of the shift
+    from kernelcourse.features import RandomFourierFeatures
+    from kernelcourse.ridge import FeatureRidge
+    from kernelcourse.scale import StreamingFeatureRidge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 4))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=2000)
+    rff = RandomFourierFeatures(n_components=100, random_state=0)
+    streamed = StreamingFeatureRidge(rff, lam=1e-3, fit_intercept=True, block_size=300)
+    streamed.fit(X, y + shift)
+    direct = FeatureRidge(rff, lam=1e-3, fit_intercept=True).fit(X, y + shift)
+    err = np.abs(streamed.predict(X[:100]) - direct.predict(X[:100])).max()
+    assert err <= 1e3 * np.finfo(float).eps * shift
+    # fit_intercept switched off after the blocks were taken about their first row: the
+    # raw sums are rebuilt from the shifted ones
+    streamed.set_params(fit_intercept=False)
+    streamed._solution = None
+    direct = FeatureRidge(rff, lam=1e-3, fit_intercept=False).fit(X, y + shift)
+    scale = np.abs(direct.coef_).max()  # (a huge constant through the features alone)
+    np.testing.assert_allclose(streamed.coef_, direct.coef_, rtol=0, atol=1e-8 * scale)
+
+
+@pytest.mark.parametrize("shift", [1e8, 1e12])
+def test_dask_feature_ridge_fits_targets_far_from_zero(shift):
+    da = pytest.importorskip("dask.array")
+    from kernelcourse.distributed import DaskFeatureRidge
+    from kernelcourse.features import RandomFourierFeatures
+    from kernelcourse.ridge import FeatureRidge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 4))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=2000)
+    rff = RandomFourierFeatures(n_components=100, random_state=0).fit(X)
+    Xd, yd = da.from_array(X, chunks=500), da.from_array(y + shift, chunks=500)
+    model = DaskFeatureRidge(rff, lam=1e-3, fit_intercept=True).fit(Xd, yd)
+    direct = FeatureRidge(rff, lam=1e-3, fit_intercept=True).fit(X, y + shift)
+    ours = np.asarray(model.predict(Xd[:100]))
+    err = np.abs(ours - direct.predict(X[:100])).max()
+    assert err <= 1e3 * np.finfo(float).eps * shift
