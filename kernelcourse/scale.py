@@ -1080,7 +1080,8 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
         return features
 
     def partial_fit(self, X, y):
-        """Add one block of rows to the sufficient statistics ZᵀZ, Zᵀy (no solve)."""
+        """Add one block of rows to the sufficient statistics ZᵀZ, Zᵀy, Σz, Σy and n, taken
+        about the first row seen (no solve)."""
         return self._partial_fit(X, y)
 
     def _partial_fit(self, X, y, names=None):
