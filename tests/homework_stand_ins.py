@@ -201,8 +201,11 @@ def _fold_statistics(chunks, psi, fold_of, k):
             n[f] = total
     for f, model in enumerate(models):
         if hasattr(model, "_ZtZ"):
-            S[f] += model._ZtZ
-            t[f] += model._Zty[:, 0]
+            # its sums are about its first row (a, s): ZᵀZ = ZₛᵀZₛ + auᵀ + uaᵀ + m aaᵀ
+            a, s, u, v = model._zshift, model._yshift[0], model._zsum, model._ysum[0]
+            m = model.n_samples_seen_
+            S[f] += model._ZtZ + np.outer(a, u) + np.outer(u, a) + m * np.outer(a, a)
+            t[f] += model._Zty[:, 0] + u * s + a * v + m * s * a
     return n, zbar, ybar, S, t, q
 
 
