@@ -1152,14 +1152,13 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
         # ZᵀZ = ZₛᵀZₛ + auᵀ + uaᵀ + n aaᵀ (and ZᵀY likewise).
         n = self.n_samples_seen_
         a, s, u, v = self._zshift, self._yshift, self._zsum, self._ysum
+        ZtZ = self._ZtZ
         if self.fit_intercept:
-            zbar, ybar = u / n, v / n
+            zbar, ybar = u / n, v / n  # the means of the shifted rows
             c = self._Zty - n * np.outer(zbar, ybar)
-            ZtZ = self._ZtZ
         else:
             zbar, ybar = np.zeros_like(u), np.zeros_like(v)
             c = self._Zty + np.outer(u, s) + np.outer(a, v) + n * np.outer(a, s)
-            ZtZ = self._ZtZ
             if a.any():  # (sparse features are never shifted)
                 ZtZ = ZtZ + np.outer(a, u) + np.outer(u, a) + n * np.outer(a, a)
         lam = float(self.lam)
@@ -1187,7 +1186,7 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
                 G = ZtZ - n * np.outer(zbar, zbar)
                 W = solve_regularized_psd(G, c, lam, name="Z_cᵀZ_c")
             self.history_, self.n_iter_ = None, 0
-        b = ((s + ybar) - (a + zbar) @ W) if self.fit_intercept else ybar - zbar @ W
+        b = (s + ybar) - (a + zbar) @ W if self.fit_intercept else np.zeros_like(v)
         if self._single_output:
             return W[:, 0], float(b[0])
         return W.T, b
