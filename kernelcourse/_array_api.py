@@ -151,12 +151,15 @@ def float_dtype(xp, name):
     return getattr(xp, np.dtype(name).name)
 
 
-def requested_float(xp, device, dtype, *, stacklevel=3):
+def requested_float(xp, device, dtype):
     """The namespace's float dtype for an estimator's ``dtype`` parameter on ``device``.
 
     float64 asked of a device without it (Apple's MPS) gives float32 and a UserWarning that
-    says so: the library's own error would come later, from deep inside the fit.
+    says so, at the user's line: the library's own error would come later, from deep inside
+    the fit.
     """
+    from ._validation import find_stack_level
+
     want = float_dtype(xp, dtype)
     if want == xp.float64 and max_float(xp, device) == xp.float32:
         warnings.warn(
@@ -164,7 +167,7 @@ def requested_float(xp, device, dtype, *, stacklevel=3):
             "computation runs in float32 (about 7 significant digits instead of 16). Pass "
             "dtype=numpy.float32 to choose this explicitly.",
             UserWarning,
-            stacklevel=stacklevel,
+            stacklevel=find_stack_level(),
         )
         return xp.float32
     return want

@@ -7,6 +7,7 @@ import math
 import numbers
 import os
 import re
+import sys
 import warnings
 from decimal import Decimal
 
@@ -44,7 +45,65 @@ __all__ = [
     "RegressorScoreMixin",
     "r2_at_any_scale",
     "ClassifierScoreMixin",
+    "find_stack_level",
 ]
+
+# Libraries whose frames stand between the user's line and a warning of the package:
+# scikit-learn's wrappers (fit_transform, Pipeline, set_output, _fit_context, clone), numpy's
+# and scipy's callbacks, dask's and joblib's schedulers.
+_LIBRARIES = ("sklearn", "numpy", "scipy", "dask", "distributed", "joblib")
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _library_prefixes():
+    """The folders of this package and of the imported libraries of ``_LIBRARIES``, each
+    ending with the path separator (so that numpy's folder is not a prefix of another)."""
+    prefixes = [_PACKAGE_DIR]
+    for name in _LIBRARIES:
+        module = sys.modules.get(name)  # a library not imported has no frame on the stack
+        path = getattr(module, "__file__", None)
+        if path:
+            prefixes.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+    return tuple(prefixes)
+
+
+def _is_internal_frame(frame):
+    """A frame of the import machinery, which ``warnings.warn`` skips without counting it."""
+    filename = frame.f_code.co_filename
+    return "importlib" in filename and "_bootstrap" in filename
+
+
+def find_stack_level():
+    """The ``stacklevel`` for a ``warnings.warn`` in the function that calls this one, so
+    that the warning names the user's line: the first frame, going up the stack from that
+    function, that lies outside this package and outside the libraries that call into it
+    (scikit-learn, numpy, scipy, dask, distributed, joblib).
+
+    A fixed ``stacklevel`` is right for one way of calling only: ``transform`` called
+    directly, through scikit-learn's ``fit_transform``, in a ``Pipeline`` or from an
+    estimator of the package that transforms inside ``fit`` sits at four different depths,
+    and the warning named a line of scikit-learn or of the package in all but one.
+    Filtering warnings with ``warnings.catch_warnings`` around the inner calls instead is
+    not thread-safe. This is what Python 3.12's ``warnings.warn(...,
+    skip_file_prefixes=...)`` does with these folders (pandas' ``find_stack_level`` the
+    same for pandas): frames of the import machinery are skipped without being counted, as
+    ``warnings.warn`` skips them, and where every frame up to the top of the stack is inside
+    (a warning on a worker thread), the top frame is named.
+    """
+    prefixes = _library_prefixes()
+    frame = sys._getframe(1)  # the function that calls warnings.warn: level 1
+    level = 1
+    try:
+        while frame.f_code.co_filename.startswith(prefixes):
+            outer = frame.f_back
+            while outer is not None and _is_internal_frame(outer):
+                outer = outer.f_back
+            if outer is None:
+                break
+            frame, level = outer, level + 1
+    finally:
+        del frame  # (no reference cycle through the frames)
+    return level
 
 
 def as_float_matrix(X, name="X", *, allow_float32=True):
@@ -736,16 +795,16 @@ def check_cosine_arguments(t, xp=None, *, warn=True):
             "the frequencies Ω (W); rescale X (for example standardize it) or lower γ."
         )
     if xp is None and warn:
-        warn_if_phase_lost(big, t.dtype, stacklevel=4)
+        warn_if_phase_lost(big, t.dtype)
     return big
 
 
-def warn_if_phase_lost(big, dtype, *, advice="lower γ", stacklevel=2):
+def warn_if_phase_lost(big, dtype, *, advice="lower γ"):
     """Warn where the cosine's arguments reach ``big`` (their largest magnitude, in a float
     ``dtype``): neighbouring floats there are more than π apart, so the phase, and with it
     every cosine and sine (cos(t − π/2) is cos t there), is rounding noise. One warning for
-    every path that takes such cosines; ``advice`` is what to lower besides rescaling X, and
-    ``stacklevel`` counts from the caller of this function, as ``warnings.warn`` does."""
+    every path that takes such cosines, at the user's line (:func:`find_stack_level`);
+    ``advice`` is what to lower besides rescaling X."""
     name = str(dtype).rsplit(".", 1)[-1]  # numpy's float32 and a library's "torch.float32"
     if math.isfinite(big) and big * float(np.finfo(name).eps) > math.pi:
         warnings.warn(
@@ -753,7 +812,7 @@ def warn_if_phase_lost(big, dtype, *, advice="lower γ", stacklevel=2):
             "resolve their phase: the features are rounding noise. Rescale X (for example "
             f"standardize it) or {advice}.",
             RuntimeWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=find_stack_level(),
         )
 
 
@@ -858,7 +917,7 @@ def r2_at_any_scale(y, y_pred, sample_weight=None):
             "than about 1e154 times the spread of y (X far outside the training data?); "
             "score returns -inf.",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=find_stack_level(),
         )
     return score
 

@@ -37,6 +37,7 @@ from ._validation import (
     check_cosine_arguments,
     check_count,
     check_nonnegative,
+    find_stack_level,
     warn_if_phase_lost,
 )
 from .kernels import (
@@ -312,7 +313,7 @@ def fourier_transform(est, X, xp):
     if est.dtype is None:
         dtype = X.dtype if X.dtype == xp.float32 else xp.float64
     else:
-        dtype = aa.requested_float(xp, device, est.dtype, stacklevel=4)
+        dtype = aa.requested_float(xp, device, est.dtype)
     X = est._in_compute_dtype(X, dtype, xp)  # the numpy path's cast and its error
     W = est._frequencies_in(dtype, xp)  # and the numpy path's error
 
@@ -350,7 +351,7 @@ def _warn_lost_phase(t, xp):
     arguments are left to the error that follows."""
     if math.prod(t.shape) == 0:
         return
-    warn_if_phase_lost(float(xp.max(xp.abs(t))), t.dtype, stacklevel=5)
+    warn_if_phase_lost(float(xp.max(xp.abs(t))), t.dtype)
 
 
 # -- Nyström features ------------------------------------------------------------------------------
@@ -468,7 +469,7 @@ def nystroem_fit(est, X, xp, rng, kernel, warning):
             f"n_components={m} is larger than the number of samples N={n}; using m = N "
             "(the exact kernel, at the full O(N³) cost).",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
         m = n
     device = aa.device_of(X)
@@ -479,7 +480,7 @@ def nystroem_fit(est, X, xp, rng, kernel, warning):
     K_hat = xp.astype(_finite_gram(kernel, basis, xp, "X"), pdtype)
     evals, normalization, info = nystroem_map(K_hat, est.rank, eps, xp)
     if info["n_keep"] < m:
-        warnings.warn(rank_deficiency_message(m, info), warning, stacklevel=3)
+        warnings.warn(rank_deficiency_message(m, info), warning, stacklevel=find_stack_level())
     return {
         "kernel_": kernel,
         "components_": basis,
@@ -564,7 +565,7 @@ def kernel_ridge_fit(kernel, X, Y, lam, xp, *, root=None):
         f"{top:.3g}, condition number {cond:.3g}); Cholesky failed, so the least-squares "
         "solution is used. Increase lam or check the kernel.",
         LinAlgWarning,
-        stacklevel=3,
+        stacklevel=find_stack_level(),
     )
     return _unweight(xp.linalg.pinv(K) @ Y, root)
 
@@ -603,7 +604,7 @@ def _warn_if_inaccurate(L, A, x, b, xp):
             "the solution may be inaccurate. Increase lam (or, for collinear columns, remove "
             "them).",
             LinAlgWarning,
-            stacklevel=4,
+            stacklevel=find_stack_level(),
         )
 
 
@@ -693,7 +694,7 @@ def nystroem_krr_fit(
     """
     device = aa.device_of(X)
     pdtype = aa.max_float(xp, device)
-    dtype = aa.requested_float(xp, device, dtype, stacklevel=4)
+    dtype = aa.requested_float(xp, device, dtype)
     X = cast_to(X, dtype, "X", xp=xp)
     n = X.shape[0]
     M = len(center_indices)

@@ -39,6 +39,7 @@ from ._validation import (
     cast_for_kernel,
     check_count,
     check_positive,
+    find_stack_level,
     refuse_complex_features,
 )
 from .features import RandomFourierFeatures
@@ -380,7 +381,7 @@ class DaskNystroemKRR(NystroemKRR):
             warnings.warn(
                 f"n_components={M} > n_samples={n}; using all {n} points as centres.",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=find_stack_level(),
             )
             M = n
         rng = check_random_state(self.random_state)

@@ -51,6 +51,7 @@ from ._validation import (
     check_positive,
     check_weights,
     count_constraint,
+    find_stack_level,
     finite_gram,
     finite_values,
     gamma_constraint,
@@ -160,7 +161,7 @@ def _warn_if_inaccurate(factor, a_diag, lam, x, b, name):
             f"Cholesky pivots) and {measured}; the solution may be inaccurate. Increase lam "
             "(or, for collinear columns, remove them).",
             linalg.LinAlgWarning,
-            stacklevel=4,
+            stacklevel=find_stack_level(),
         )
 
 
@@ -296,7 +297,7 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
                 f"the solution of ({name} + λI)x = b overflows to infinity or NaN; {name} + λI "
                 "is singular to working precision. Increase lam.",
                 linalg.LinAlgWarning,
-                stacklevel=3,
+                stacklevel=find_stack_level(),
             )
         return x
     if backup is None:
@@ -317,7 +318,7 @@ def _solve_regularized_psd(A, b, lam, *, overwrite_a=False, name="K", check_fini
         f"largest {top:.3g}, condition number {cond:.3g}); Cholesky failed, so the "
         "least-squares solution is used. Increase lam or check the kernel.",
         linalg.LinAlgWarning,
-        stacklevel=3,
+        stacklevel=find_stack_level(),
     )
     sol = linalg.lstsq(M, b, check_finite=False)[0]
     return sol.astype(A.dtype, copy=False)
@@ -1024,7 +1025,7 @@ class KernelRidge(RegressorScoreMixin, RegressorMixin, BaseEstimator):
         return tags
 
 
-def _copy_fitted_map(features, names, owner, stacklevel=3):
+def _copy_fitted_map(features, names, owner):
     """A copy of the fitted feature map ``features``, to be applied to the validated plain
     arrays of an estimator fitted on X with column names ``names`` (None without).
 
@@ -1044,7 +1045,7 @@ def _copy_fitted_map(features, names, owner, stacklevel=3):
             f"X does not have valid feature names, but the features {name} of {owner} were "
             "fitted with feature names; its columns are taken in the order of fit.",
             UserWarning,
-            stacklevel=stacklevel,
+            stacklevel=find_stack_level(),
         )
     elif len(names) != len(fitted) or not np.array_equal(names, fitted):
         raise ValueError(
@@ -1288,10 +1289,12 @@ class FeatureRidge(RegressorScoreMixin, RegressorMixin, BaseEstimator):
 
     def _check_dense_memory(self, X):
         # Dense features: Z (n × D), a centred copy and the min(n, D)² system of _ridge_solve.
-        # D comes from one row, so a 100 000-component map is refused before it is built.
+        # D comes from one row, so a 100 000-component map is refused before it is built: a
+        # row of zeros, whose features are only counted (a row of X warned a second time,
+        # with its own largest argument, where the cosine's phase is lost)
         if self.features_ is None or sp.issparse(X):
             return
-        probe = self.features_.transform(X[:1])
+        probe = self.features_.transform(np.zeros_like(X[:1]))
         if sp.issparse(probe) or hasattr(probe, "rmatvec"):
             return
         n, D = X.shape[0], probe.shape[1]

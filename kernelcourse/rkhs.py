@@ -31,11 +31,13 @@ import numpy as np
 from scipy import linalg
 
 from ._validation import (
+    _not_ragged,
     as_float_matrix,
     as_float_vector,
     check_count,
     check_memory,
     check_positive,
+    find_stack_level,
     naming,
 )
 from .kernels import RBF, Kernel
@@ -291,7 +293,21 @@ def kernel_section(kernel, x):
     >>> print(np.isclose(inner(f, kx), f(np.array([[0.5]]))[0]))  # the reproducing property
     True
     """
+    _not_ragged(x, "x")  # (np.asarray's own error named nothing)
     x = np.asarray(x)
+    if x.ndim == 0 or x.ndim > 2:
+        if x.dtype.kind in "biuf":
+            # as_float_matrix's hint, x.reshape(-1, 1), is for data of many rows
+            got = f"the number {x.item()!r}" if x.ndim == 0 else f"shape {x.shape}"
+            raise ValueError(
+                f"x must be one point, of shape (d,) or (1, d), got {got}; "
+                + (
+                    f"a point of a 1-D input space is a list or array, [{x.item()!r}]."
+                    if x.ndim == 0
+                    else "pass one point, e.g. x.reshape(1, -1) or x.ravel()."
+                )
+            )
+        x = x.reshape(1, -1)  # refused below by its dtype, naming x
     if x.ndim == 1:
         x = x.reshape(1, -1)
     x = as_float_matrix(x, "x")
@@ -569,7 +585,7 @@ def mercer_expansion(
             f"round-off level {tol:.3g} (smallest kept {vals[keep][-1]:.3g}); the rest are "
             "dropped.",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=find_stack_level(),
         )
         vals, vecs = vals[keep], vecs[:, keep]
     # Fix the sign of each eigenvector (largest-magnitude entry positive) so runs agree.

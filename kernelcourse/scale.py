@@ -66,6 +66,7 @@ from ._validation import (
     check_positive,
     check_weights,
     count_constraint,
+    find_stack_level,
     finite_gram,
     gamma_constraint,
     one_vs_rest_targets,
@@ -360,7 +361,7 @@ class _BaseNystroemKRR(BaseEstimator):
                 f"{len(keep)} as centres (repeated centres add nothing to the span of "
                 "K(·, x̃) and make K_MM singular).",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=find_stack_level(),
             )
         return np.sort(keep)
 
@@ -388,7 +389,7 @@ class _BaseNystroemKRR(BaseEstimator):
             warnings.warn(
                 f"n_components={M} > n_samples={n}; using all {n} points as centres.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=find_stack_level(),
             )
             M = n
         progress = Progress(f"{type(self).__name__}.fit", self.verbose)
@@ -456,7 +457,6 @@ class _BaseNystroemKRR(BaseEstimator):
             measured=result.residual,
             floor=floor,
             quantity="relative residual of the preconditioned system",
-            stacklevel=3,
         )
         host = (lambda A: A) if xp is None else _array_api.to_numpy
         _warn_round_off_sensitivity(
@@ -640,7 +640,7 @@ def _warn_round_off_sensitivity(name, kernel, centers, alpha, Y, dtype, limit=0.
             f"(ε·√M·κ²·‖α‖ with ε = {float(np.finfo(dtype).eps):.1e}), "
             f"{float(ratio.max()):.0%} of the spread of the targets. {cure}",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=find_stack_level(),
         )
 
 
@@ -1064,7 +1064,7 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
         if self.features is None:
             return RandomFourierFeatures(n_components=100, random_state=self.random_state).fit(X)
         if _is_fitted(self.features):
-            return _copy_fitted_map(self.features, names, type(self).__name__, stacklevel=5)
+            return _copy_fitted_map(self.features, names, type(self).__name__)
         features = clone(self.features).fit(X)
         if not isinstance(features, _DATA_INDEPENDENT_MAPS):
             D = features.transform(X[:1]).shape[1]
@@ -1075,7 +1075,7 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
                     "map needs a representative sample. Fit it on a sample of all the data "
                     "and pass the fitted map, or make the first block larger.",
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=find_stack_level(),
                 )
         return features
 
@@ -1172,9 +1172,7 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
             result = solvers.block_cg(
                 matvec, c, preconditioner=lambda R: R / diag, max_iter=self.max_iter, tol=self.tol
             )
-            solvers.warn_unconverged(
-                "StreamingFeatureRidge (block-Jacobi CG)", result, self.tol, stacklevel=4
-            )
+            solvers.warn_unconverged("StreamingFeatureRidge (block-Jacobi CG)", result, self.tol)
             W, self.history_, self.n_iter_ = result.x, np.asarray(result.history), result.n_iter
         else:
             G = ZtZ - n * np.outer(zbar, zbar)

@@ -647,7 +647,9 @@ class FeatureSGDClassifier(ClassifierScoreMixin, ClassifierMixin, BaseEstimator)
                     raise
             else:
                 self.features_ = clone(self.features).fit(X)
-            Z1 = self.features_.transform(X[:1])
+            # a row of zeros, only to see the features' kind and number (a row of X warned a
+            # second time, with its own largest argument, where the cosine's phase is lost)
+            Z1 = self.features_.transform(np.zeros_like(X[:1]))
             if sp.issparse(Z1):
                 # the compiled SGD pass reads a dense block (a CSR matrix failed in numpy)
                 name = type(self.features_).__name__

@@ -49,6 +49,7 @@ from ._validation import (
     check_count,
     check_nonnegative,
     check_positive,
+    find_stack_level,
 )
 
 __all__ = [
@@ -469,7 +470,7 @@ def conjugate_gradient(matvec, b, *, max_iter=20, tol=1e-7, callback=None, preco
         result = block_cg(
             checked, B, preconditioner=prec, max_iter=int(max_iter), tol=float(tol), callback=cb
         )
-    warn_unconverged("conjugate_gradient", result, tol, stacklevel=3)
+    warn_unconverged("conjugate_gradient", result, tol)
     x = result.x[:, 0] if vector else result.x
     return x, np.asarray(result.history)
 
@@ -494,10 +495,9 @@ def _operator_output(value, shape, name, what):
     return out.astype(np.float64, copy=False)
 
 
-def warn_unconverged(
-    name, result, tol, *, measured=None, floor=0.0, quantity="relative residual", stacklevel=2
-):
-    """The :class:`~sklearn.exceptions.ConvergenceWarning` of a CG solve that missed ``tol``.
+def warn_unconverged(name, result, tol, *, measured=None, floor=0.0, quantity="relative residual"):
+    """The :class:`~sklearn.exceptions.ConvergenceWarning` of a CG solve that missed ``tol``,
+    at the user's line (the first one outside kernelcourse and the libraries that call it).
 
     ``measured`` is the residual recomputed with one more product (FALKON), which round-off
     can carry away from the recursion's; beyond 100× the recursion's and ``floor`` (the
@@ -526,7 +526,7 @@ def warn_unconverged(
         )
     else:
         return
-    warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
+    warnings.warn(message, ConvergenceWarning, stacklevel=find_stack_level())
 
 
 # -- Cholesky with jitter --------------------------------------------------------------------------

@@ -57,6 +57,7 @@ from ._validation import (
     check_labels,
     check_positive,
     count_constraint,
+    find_stack_level,
     finite_gram,
     finite_values,
     gamma_constraint,
@@ -544,7 +545,7 @@ def smo_solve(
             f"τ = {_TAU:g}: the solution is unreliable. Scale gram by c and C by 1/c "
             "(the coefficients then scale by 1/c).",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=find_stack_level(),
         )
     if max_iter is None:
         max_iter = _default_max_iter(n)
@@ -1081,7 +1082,7 @@ class KernelSVC(ClassifierScoreMixin, ClassifierMixin, BaseEstimator):
                         else "."
                     ),
                     ConvergenceWarning,
-                    stacklevel=2,
+                    stacklevel=find_stack_level(),
                 )
             full = np.zeros(n)
             full[idx] = res.beta
@@ -1360,7 +1361,7 @@ class PrimalSVC(ClassifierScoreMixin, ClassifierMixin, BaseEstimator):
                     f"PrimalSVC ({self.loss}) did not reach tol={self.tol:g} in "
                     f"max_iter={self.max_iter} iterations; raise max_iter.",
                     ConvergenceWarning,
-                    stacklevel=2,
+                    stacklevel=find_stack_level(),
                 )
             W.append(w)
             # Z already holds the constant column when it is not X

@@ -132,7 +132,7 @@ def fourier_features(X, W, offset, scale, *, exact=False, n_threads=None):
     offset = _as_finite_vector(offset, "offset", D, dtype)
     scale = _as_finite_vector(scale, "scale", D, dtype)
     out, big = _fourier_features(X, W, offset, scale, exact, n_threads)
-    warn_if_phase_lost(big, dtype, stacklevel=2)
+    warn_if_phase_lost(big, dtype)
     return out
 
 
@@ -568,8 +568,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             out.real, out.imag = re, im
         else:
             out, big = features(self.offset_, scale)
-        # once for both passes, at the caller's line (set_output wraps transform: one frame)
-        warn_if_phase_lost(big, dtype, stacklevel=3)
+        # once for both passes, at the user's line (past fit_transform, Pipeline, set_output)
+        warn_if_phase_lost(big, dtype)
         return out
 
     def _in_compute_dtype(self, X, dtype, xp=np):

@@ -41,6 +41,7 @@ from .._validation import (
     check_count,
     check_memory,
     check_positive,
+    find_stack_level,
     naming,
     real_constraint,
     validate_data,
@@ -367,8 +368,8 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._check_finite(P, X, "projections w^T x")
         if self.basis == "cosine":
             big = max(float(P.max()), -float(P.min())) if P.size else 0.0  # no |P| copy
-            # the caller of transform, past scikit-learn's wrapper
-            warn_if_phase_lost(big, P.dtype, advice=f"lower scale={self.scale!r}", stacklevel=3)
+            # at the user's line, past scikit-learn's wrappers
+            warn_if_phase_lost(big, P.dtype, advice=f"lower scale={self.scale!r}")
             return np.cos(P, out=P)
         n = self._order
         with np.errstate(over="ignore"):
@@ -537,13 +538,13 @@ def fit_box_constrained(Psi, y, C, *, loss="logistic", intercept=True, tol=1e-6,
             f"gradient norm {np.abs(res.jac).max():.3g}), and β = 0 is returned. The problem is "
             f"badly scaled (largest |entry| of Psi {float(np.abs(Psi).max()):.3g}); rescale Psi.",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=find_stack_level(),
         )
     elif not res.success and res.nit >= max_iter:
         warnings.warn(
             f"fit_box_constrained stopped after max_iter={max_iter} iterations with projected "
             f"gradient norm {np.abs(res.jac).max():.3g} > tol={tol:g}; raise max_iter.",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=find_stack_level(),
         )
     return res.x[:q], float(res.x[q]) if intercept else 0.0

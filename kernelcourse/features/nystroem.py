@@ -43,6 +43,7 @@ from .._validation import (
     as_float_vector,
     check_positive,
     count_constraint,
+    find_stack_level,
     gamma_constraint,
     kernel_params_of,
     naming,
@@ -389,7 +390,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                 f"n_components={m} is larger than the number of samples N={n}; using m = N "
                 "(the exact kernel, at the full O(N³) cost).",
                 UserWarning,
-                stacklevel=3,  # the caller of fit (stacklevel 2 named fit's own line)
+                stacklevel=find_stack_level(),
             )
             m = n
         eps = float(np.finfo(X.dtype).eps)
@@ -426,7 +427,9 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         evals, normalization, info = _landmark_map(kernel, basis, self.rank, eps)
         if info["n_keep"] < m:
             warnings.warn(
-                devices.rank_deficiency_message(m, info), RankDeficiencyWarning, stacklevel=3
+                devices.rank_deficiency_message(m, info),
+                RankDeficiencyWarning,
+                stacklevel=find_stack_level(),
             )
         self.kernel_ = kernel
         self.components_ = basis
