@@ -45,7 +45,7 @@ from ._validation import (
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
 from .ridge import _refuse_no_features, solve_regularized_psd
-from .scale import NystroemKRR, ProgressPrinter, _is_fitted
+from .scale import NystroemKRR, ProgressPrinter, _is_fitted, _unshifted_sums
 from .solvers import FalkonPreconditioner, falkon_solve, gram_factor_update, warn_unconverged
 
 __all__ = ["DaskFeatureRidge", "DaskNystroemKRR"]
@@ -279,11 +279,9 @@ class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, Ba
         if not np.isfinite(S[:, D + 1 :]).all():
             raise ValueError("y contains NaN or infinity, or values whose sums overflow.")
         n = S[D, D]
-        zbar, ybar = S[:D, D] / n, S[D, D + 1 :] / n
-        if not self.fit_intercept:
-            zbar, ybar = np.zeros_like(zbar), np.zeros_like(ybar)
-        G = S[:D, :D] - n * np.outer(zbar, zbar)
-        c = S[:D, D + 1 :] - n * np.outer(zbar, ybar)
+        sums = (S[:D, :D], S[:D, D + 1 :], S[:D, D], S[D, D + 1 :], n)
+        ZtZ, c, zbar, ybar = _unshifted_sums(*sums, a, s, self.fit_intercept)
+        G = ZtZ - n * np.outer(zbar, zbar)
         # as in StreamingFeatureRidge: a numerically singular Z_cᵀZ_c + λI (more features
         # than rows, tiny λ) warns and gets the least-squares solution
         W = solve_regularized_psd(G, c, lam, name="Z_cᵀZ_c")

@@ -916,6 +916,32 @@ def _is_fitted(est):
     return True
 
 
+def _unshifted_sums(ZtZ, ZtY, zsum, ysum, n, a, s, fit_intercept):
+    r"""The normal equations of ridge on features from sums taken about a shifted origin.
+
+    The sums are those of the shifted rows zᵢ − a and yᵢ − s (the shifted-data method of
+    Chan, Golub & LeVeque, 1983, with a and s the first row): ``ZtZ`` = ZₛᵀZₛ, ``ZtY`` =
+    ZₛᵀYₛ, ``zsum`` = u = Σ(zᵢ − a), ``ysum`` = v = Σ(yᵢ − s) over ``n`` rows. Centring raw
+    sums instead, ZᵀZ − n z̄z̄ᵀ, loses about 2 log₁₀(|mean| / spread) digits.
+
+    Returns ``(ZtZ, c, zbar, ybar)`` for the system (ZtZ − n z̄z̄ᵀ + λI) W = c and the
+    intercept b = (s + ȳ) − (a + z̄)ᵀW. With an intercept, z̄ = u/n and ȳ = v/n are the means
+    of the shifted rows, ZtZ is returned as it is and c = ZₛᵀYₛ − n z̄ȳᵀ (the centred sums do
+    not depend on the shift). Without one, z̄ = ȳ = 0 and the raw sums are rebuilt:
+    ZᵀZ = ZₛᵀZₛ + auᵀ + uaᵀ + n aaᵀ and ZᵀY = ZₛᵀYₛ + usᵀ + avᵀ + n asᵀ (the first only
+    where a ≠ 0, so that sparse sums, never shifted, stay sparse).
+    """
+    if fit_intercept:
+        zbar, ybar = zsum / n, ysum / n
+        c = ZtY - n * np.outer(zbar, ybar)
+    else:
+        zbar, ybar = np.zeros_like(zsum), np.zeros_like(ysum)
+        c = ZtY + np.outer(zsum, s) + np.outer(a, ysum) + n * np.outer(a, s)
+        if a.any():
+            ZtZ = ZtZ + np.outer(a, zsum) + np.outer(zsum, a) + n * np.outer(a, a)
+    return ZtZ, c, zbar, ybar
+
+
 class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     r"""Ridge regression on an approximate feature map, trained block by block (strategy ⑤).
 
@@ -1147,20 +1173,10 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
         return self
 
     def _solve(self):
-        # The sums are about the shifts a (features) and s (targets): with u, v the shifted
-        # sums, Z_cᵀZ_c = ZₛᵀZₛ − n z̄ₛz̄ₛᵀ with z̄ₛ = u/n, and without an intercept the raw
-        # ZᵀZ = ZₛᵀZₛ + auᵀ + uaᵀ + n aaᵀ (and ZᵀY likewise).
         n = self.n_samples_seen_
-        a, s, u, v = self._zshift, self._yshift, self._zsum, self._ysum
-        ZtZ = self._ZtZ
-        if self.fit_intercept:
-            zbar, ybar = u / n, v / n  # the means of the shifted rows
-            c = self._Zty - n * np.outer(zbar, ybar)
-        else:
-            zbar, ybar = np.zeros_like(u), np.zeros_like(v)
-            c = self._Zty + np.outer(u, s) + np.outer(a, v) + n * np.outer(a, s)
-            if a.any():  # (sparse features are never shifted)
-                ZtZ = ZtZ + np.outer(a, u) + np.outer(u, a) + n * np.outer(a, a)
+        a, s = self._zshift, self._yshift
+        sums = (self._ZtZ, self._Zty, self._zsum, self._ysum, n)
+        ZtZ, c, zbar, ybar = _unshifted_sums(*sums, a, s, self.fit_intercept)
         lam = float(self.lam)
         if sp.issparse(ZtZ):
             G = ZtZ
@@ -1184,7 +1200,7 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
                 G = ZtZ - n * np.outer(zbar, zbar)
                 W = solve_regularized_psd(G, c, lam, name="Z_cᵀZ_c")
             self.history_, self.n_iter_ = None, 0
-        b = (s + ybar) - (a + zbar) @ W if self.fit_intercept else np.zeros_like(v)
+        b = (s + ybar) - (a + zbar) @ W if self.fit_intercept else np.zeros_like(ybar)
         if self._single_output:
             return W[:, 0], float(b[0])
         return W.T, b
