@@ -743,7 +743,7 @@ def test_hw9_q2_fails_a_solver_that_ignores_tol(capsys):
 
 
 def _box_erm_stopped(Z, y, C, tol, max_sweeps=100_000):
-    """Chapter 7's box_erm (FISTA, step 1/L) for the squared loss, stopped by ε(α) ≤ tol: the
+    """Chapter 7's box_erm (FISTA, step 1/L) for the squared loss, stopped by ε(β) ≤ tol: the
     right minimiser and the right stop, but not coordinate descent."""
     n, q = Z.shape
     step, c = n / np.linalg.norm(Z, 2) ** 2, C / q
@@ -768,7 +768,7 @@ def test_hw9_q2_fails_chapter_7s_projected_gradient_with_the_new_stop(seed, caps
 
 
 def _box_recomputing_the_residual(Z, y, C, tol=1e-8, max_sweeps=10_000):
-    """Coordinate descent with the right steps, order and stop, but the residual Zα − y
+    """Coordinate descent with the right steps, order and stop, but the residual Zβ − y
     recomputed for every coefficient: O(nq) a coefficient, O(nq²) a sweep."""
     Z = np.asarray(Z, dtype=float)
     n, q = Z.shape
@@ -816,7 +816,7 @@ def test_hw9_q2_fails_a_sweep_that_recomputes_the_residual(fn, seed, capsys):
     with pytest.raises(AssertionError, match=r"hw9\.q2: 1 of 5 checks failed"):
         check.hw9.q2(fn, seed=seed)
     out = capsys.readouterr().out
-    assert "[FAIL] costs O(nq) a sweep" in out and "recomputing Zα or the residual" in out
+    assert "[FAIL] costs O(nq) a sweep" in out and "recomputing Zβ or the residual" in out
 
 
 def _box_by_columns(Z, y, C, tol=1e-8, max_sweeps=10_000):

@@ -21,12 +21,12 @@ __all__ = ["q1", "q2", "kkt_violation", "WorkCounter"]
 SOLVERS = ("scipy.optimize", "sklearn")
 
 
-def kkt_violation(Z, y, alpha, C):
-    """max_j |clip(α_j − g_j, −C/q, C/q) − α_j|, g = Zᵀ(Zα − y)/n: zero exactly at the optimum."""
+def kkt_violation(Z, y, beta, C):
+    """max_j |clip(β_j − g_j, −C/q, C/q) − β_j|, g = Zᵀ(Zβ − y)/n: zero exactly at the optimum."""
     n, q = Z.shape
-    g = Z.T @ (Z @ alpha - y) / n
+    g = Z.T @ (Z @ beta - y) / n
     bound = C / q
-    return float(np.max(np.abs(np.clip(alpha - g, -bound, bound) - alpha)))
+    return float(np.max(np.abs(np.clip(beta - g, -bound, bound) - beta)))
 
 
 def _coordinates(coords, q, d):
@@ -97,41 +97,41 @@ def q1(student_stump_features, *, seed=None):
 #: The problem on which q2 counts the work of a sweep (n rows, q orthogonal columns, which one
 #: sweep solves), and what a sweep of O(nq) stays within there: entries of arrays through
 #: numpy, and lines of Python, per nq (the solution: about 13 entries and 0.02 lines; a sweep
-#: in plain Python lists about 8 lines; recomputing Zα for every coefficient, about q + 10
+#: in plain Python lists about 8 lines; recomputing Zβ for every coefficient, about q + 10
 #: entries).
 COST_N, COST_Q = 150, 150
 ENTRIES_PER_NQ = 40
 
 
 def q2(student_box_least_squares, *, seed=None):
-    """Check ``box_least_squares(Z, y, C, tol) -> (alpha, n_sweeps)`` by its KKT conditions,
+    """Check ``box_least_squares(Z, y, C, tol) -> (beta, n_sweeps)`` by its KKT conditions,
     its stopping rule and a property of coordinate descent."""
     rng = fresh_rng(seed)
     c = SelfCheck("hw9.q2", student_box_least_squares, forbid=SOLVERS)
     hint = (
-        "a sweep moves each α_j in turn to the minimiser of the objective over that "
-        "coefficient alone, clipped to the box, and keeps the residual Zα − y up to date; "
-        "stop when ε(α) ≤ tol after a sweep."
+        "a sweep moves each β_j in turn to the minimiser of the objective over that "
+        "coefficient alone, clipped to the box, and keeps the residual Zβ − y up to date; "
+        "stop when ε(β) ≤ tol after a sweep."
     )
     for C in (0.5, 50.0):
 
-        @c.test(f"the returned α satisfies the KKT conditions (C = {C})", hint)
+        @c.test(f"the returned β satisfies the KKT conditions (C = {C})", hint)
         def _(C=C):
             n, q = 120, 30
             Z = np.where(rng.normal(size=(n, q)) > 0, 1.0, -1.0) / np.sqrt(q)
             y = np.sign(rng.normal(size=n)) + 0.1 * rng.normal(size=n)
-            alpha, n_sweeps = c.fn(Z, y, C, 1e-9)
-            alpha = np.asarray(alpha, dtype=float)
-            assert alpha.shape == (q,), f"alpha has shape {alpha.shape}, expected ({q},)"
-            assert np.all(np.abs(alpha) <= C / q * (1 + 1e-12)), "α leaves the box"
+            beta, n_sweeps = c.fn(Z, y, C, 1e-9)
+            beta = np.asarray(beta, dtype=float)
+            assert beta.shape == (q,), f"beta has shape {beta.shape}, expected ({q},)"
+            assert np.all(np.abs(beta) <= C / q * (1 + 1e-12)), "β leaves the box"
             assert int(n_sweeps) >= 1, "n_sweeps must count the sweeps"
-            v = kkt_violation(Z, y, alpha, C)
+            v = kkt_violation(Z, y, beta, C)
             assert v <= 1e-7, f"KKT violation {v:.2g} above 1e-7"
 
     @c.test(
         "stops by the optimality measure: with tol = 1e-3 it meets that tol in fewer "
         "sweeps than with tol = 1e-9 (C = 50)",
-        "test ε(α) after every sweep and return as soon as it is at most tol; a fixed number "
+        "test ε(β) after every sweep and return as soon as it is at most tol; a fixed number "
         "of sweeps, like the fixed number of steps of chapter 7's box_erm, ignores tol.",
     )
     def _():
@@ -139,11 +139,11 @@ def q2(student_box_least_squares, *, seed=None):
         Z = np.where(rng.normal(size=(n, q)) > 0, 1.0, -1.0) / np.sqrt(q)
         y = np.sign(rng.normal(size=n)) + 0.1 * rng.normal(size=n)
         _, tight = c.fn(Z, y, C, 1e-9)
-        loose_alpha, loose = c.fn(Z, y, C, 1e-3)
-        loose_alpha = as_numbers(loose_alpha, "alpha")
-        assert loose_alpha.shape == (q,), f"alpha has shape {loose_alpha.shape}, expected ({q},)"
-        v = kkt_violation(Z, y, loose_alpha, C)
-        assert v <= 1e-3, f"with tol = 1e-3 the returned α has ε(α) = {v:.2g}, above tol"
+        loose_beta, loose = c.fn(Z, y, C, 1e-3)
+        loose_beta = as_numbers(loose_beta, "beta")
+        assert loose_beta.shape == (q,), f"beta has shape {loose_beta.shape}, expected ({q},)"
+        v = kkt_violation(Z, y, loose_beta, C)
+        assert v <= 1e-3, f"with tol = 1e-3 the returned β has ε(β) = {v:.2g}, above tol"
         assert int(loose) < int(tight), (
             f"{int(loose)} sweeps with tol = 1e-3 and {int(tight)} with tol = 1e-9: "
             "the loose tolerance should stop sooner"
@@ -161,10 +161,10 @@ def q2(student_box_least_squares, *, seed=None):
         Z = Z[:, rng.permutation(q)]
         y = rng.normal(size=n)
         C = float(rng.uniform(1.0, 10.0))
-        alpha, n_sweeps = c.fn(Z, y, C, 1e-10)
-        alpha = as_numbers(alpha, "alpha")
-        assert alpha.shape == (q,), f"alpha has shape {alpha.shape}, expected ({q},)"
-        v = kkt_violation(Z, y, alpha, C)
+        beta, n_sweeps = c.fn(Z, y, C, 1e-10)
+        beta = as_numbers(beta, "beta")
+        assert beta.shape == (q,), f"beta has shape {beta.shape}, expected ({q},)"
+        v = kkt_violation(Z, y, beta, C)
         assert v <= 1e-7, f"KKT violation {v:.2g} above 1e-7"
         assert int(n_sweeps) == 1, f"{int(n_sweeps)} sweeps, where one solves the problem"
 
@@ -172,7 +172,7 @@ def q2(student_box_least_squares, *, seed=None):
         f"costs O(nq) a sweep: one sweep on {COST_N} × {COST_Q} orthogonal columns, with its "
         f"optimality measure, in at most {ENTRIES_PER_NQ} nq entries of arrays through numpy "
         f"and {ENTRIES_PER_NQ} nq lines of Python (counted, not timed)",
-        "after moving α_j by δ, update the residual r = Zα − y by δ z_j, O(n); recomputing Zα, "
+        "after moving β_j by δ, update the residual r = Zβ − y by δ z_j, O(n); recomputing Zβ, "
         "the residual or the gradient Zᵀr for every coefficient costs O(nq) each, O(nq²) a "
         "sweep.",
     )
@@ -195,7 +195,7 @@ def q2(student_box_least_squares, *, seed=None):
         entries = counter.entries / (n * q)
         assert entries <= ENTRIES_PER_NQ, (
             f"numpy went through {entries:,.0f} nq entries of arrays for one sweep over {q} "
-            f"coefficients of {n} rows: recomputing Zα or the residual for every coefficient "
+            f"coefficients of {n} rows: recomputing Zβ or the residual for every coefficient "
             "costs nq each, O(nq²) a sweep (and forming ZᵀZ costs nq²)"
         )
 
