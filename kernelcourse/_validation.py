@@ -127,9 +127,16 @@ def as_float_matrix(X, name="X", *, allow_float32=True):
     if np.iscomplexobj(arr):
         raise TypeError(f"{name} must be real-valued, got complex dtype {arr.dtype}.")
     if arr.ndim != 2:
+        # (the hint for one feature alone sent one sample of d features to shape (d, 1))
+        hint = (
+            f"; reshape 1-D data with {name}.reshape(-1, 1) if it is one feature, or "
+            f"{name}.reshape(1, -1) if it is one sample"
+            if arr.ndim == 1
+            else ""
+        )
         raise ValueError(
             f"{name} must be a 2-D array of shape (n_samples, n_features), got shape "
-            f"{arr.shape}; reshape 1-D data with {name}.reshape(-1, 1)."
+            f"{arr.shape}{hint}."
         )
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(
@@ -418,15 +425,22 @@ def _real_interval():
     class RealInterval(Interval):
         """``Interval(Real, ...)`` without the integers beyond the float range, which
         ``numbers.Real`` counts as real numbers and the interval's comparisons admit
-        (lam=10**400 then failed in ``float()`` with "int too large to convert to float")."""
+        (lam=10**400 then failed in ``float()`` with "int too large to convert to float"),
+        and without the bools, which it counts too (C=True fitted with C = 1, where the
+        functions refuse True by name)."""
 
         def is_satisfied_by(self, val):
-            if isinstance(val, numbers.Integral) and not isinstance(val, (bool, np.bool_)):
+            if isinstance(val, (bool, np.bool_)):
+                return False
+            if isinstance(val, numbers.Integral):
                 try:
                     float(val)
                 except OverflowError:
                     return False
             return super().is_satisfied_by(val)
+
+        def __str__(self):
+            return super().__str__().replace("a float", "a float (not a bool)", 1)
 
     return RealInterval
 
@@ -443,6 +457,8 @@ def real_constraint(left, right=None, *, closed):
     >>> c = real_constraint(0, closed="left")
     >>> c.is_satisfied_by(2), c.is_satisfied_by(1e300), c.is_satisfied_by(10**400)
     (True, True, False)
+    >>> c.is_satisfied_by(True)
+    False
     """
     return _real_interval()(numbers.Real, left, right, closed=closed)
 
@@ -451,10 +467,10 @@ def gamma_constraint(*, per_feature=False):
     """The ``_parameter_constraints`` entry of ``gamma``: a number > 0, "scale" or None
     (:func:`kernelcourse.kernels.resolve_gamma` says what they mean), and with
     ``per_feature`` also an array of one γ_k per feature."""
-    from sklearn.utils._param_validation import Interval, StrOptions
+    from sklearn.utils._param_validation import StrOptions
 
     per = ["array-like"] if per_feature else []
-    return [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"scale"}), *per, None]
+    return [real_constraint(0, None, closed="neither"), StrOptions({"scale"}), *per, None]
 
 
 def _not_ragged(value, name):
@@ -510,6 +526,16 @@ def refuse_complex_features(Z, name="features"):
     return Z
 
 
+def _is_number(value):
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    except OverflowError:  # an integer beyond the float range is a number
+        pass
+    return True
+
+
 def check_fit_input(X, y=None, *, regression=False):
     """Checks run before scikit-learn's ``validate_data``, so that its errors name the
     argument: a ragged list names X (or y), and a regressor's non-numeric y names y."""
@@ -523,11 +549,21 @@ def check_fit_input(X, y=None, *, regression=False):
             try:
                 arr.astype(np.float64)
             except (TypeError, ValueError):
-                first = arr.ravel()[0] if arr.size else None
+                # the first entry that is not a number ([1, 'a'] named the 1)
+                first = next((v for v in arr.ravel() if not _is_number(v)), None)
+                if isinstance(first, np.generic):  # 'a', not np.str_('a')
+                    first = first.item()
                 raise ValueError(
                     f"y must be numeric for a regressor, got non-numeric values such as "
                     f"{first!r}; use a classifier for labels."
                 ) from None
+            # None becomes NaN in the cast, past scikit-learn's check of an object y (which
+            # looks for NaN only): the fits then blamed an overflow, b or the kernel
+            if arr.dtype.kind == "O" and any(v is None for v in arr.ravel()):
+                raise ValueError(
+                    "y contains None; a regressor needs a number for every target (remove or "
+                    "impute those entries)."
+                )
 
 
 def check_labels(y, *, ravel=False, name="y"):
@@ -765,6 +801,10 @@ def validate_data(estimator, X="no_validation", y="no_validation", **check_param
             return _sk_validate_data(estimator, X, y, **check_params)
     except (ValueError, TypeError) as err:
         msg = str(err)
+        if X is None:  # read as the number NaN: "y: Expected 2D array, got scalar array"
+            raise type(err)(
+                "X is None; pass the data X, an array of shape (n_samples, n_features)."
+            ) from err
         if _names(msg, "X") or _names(msg, "y") or "sample_weight" in msg:
             raise
         if "inconsistent numbers of samples" in msg:

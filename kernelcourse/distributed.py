@@ -61,9 +61,10 @@ def _dask_array():
     return da
 
 
-def _check_rows(X, y=None):
+def _check_rows(X, y=None, *, fit=None):
     """X as a 2-D dask array chunked along rows only (one chunk of columns); y as a 2-D
-    dask array with the same row chunks, and whether y was 1-D."""
+    dask array with the same row chunks, and whether y was 1-D. ``fit``, the estimator
+    whose fit this is, needs a y."""
     da = _dask_array()
     if not isinstance(X, da.Array):
         raise TypeError(f"X must be a dask.array.Array, got {type(X).__name__}.")
@@ -81,6 +82,11 @@ def _check_rows(X, y=None):
         # map and the kernel, which refused them: "X is empty", of an X with rows
         X = X.rechunk({0: tuple(c for c in X.chunks[0] if c)})
     if y is None:
+        if fit is not None:  # (an AttributeError of None came from inside the fit)
+            raise ValueError(
+                f"y is None: {type(fit).__name__}.fit needs the targets y, one per row of X; "
+                "pass y."
+            )
         return X, None, None
     if not isinstance(y, da.Array):
         y = np.asarray(y)
@@ -244,7 +250,7 @@ class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, Ba
         self._validate_params()
         # a numpy scalar is a number too, and True is not one
         lam = check_positive(self.lam, "lam")
-        X, Y, single = _check_rows(X, y)
+        X, Y, single = _check_rows(X, y, fit=self)
         first = X.blocks[0].compute()
         if self.features is None:
             self.features_ = RandomFourierFeatures(random_state=self.random_state).fit(first)
@@ -360,7 +366,7 @@ class DaskNystroemKRR(NystroemKRR):
     def fit(self, X, y):
         """Draw the centres, then run FALKON with the products computed on the cluster."""
         self._validate_params()
-        X, Y, single = _check_rows(X, y)
+        X, Y, single = _check_rows(X, y, fit=self)
         if X.dtype != np.float32:  # as validate_data gives NystroemKRR
             X = X.astype(np.float64)
         n, d = X.shape

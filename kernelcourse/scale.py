@@ -1074,6 +1074,8 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
         solve."""
         self._reset()
         self._validate_params()  # block_size is used before partial_fit checks it
+        # (y = [1, 'a'] got numpy's "could not convert string to float: 'a'")
+        check_fit_input(X, y, regression=True)
         X, y = validate_data(
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
         )

@@ -898,8 +898,14 @@ def _check_falkon_arguments(
     n < 0, went on); returns rhs, gram and gram_factor, as float arrays for numpy."""
     if not isinstance(B, FalkonPreconditioner):
         raise TypeError(f"preconditioner must be a FalkonPreconditioner, got {B!r}.")
-    check_nonnegative(lam, "lam")
-    check_positive(n, "n")
+    lam = check_nonnegative(lam, "lam")
+    n = check_positive(n, "n")
+    if not math.isfinite(lam * n):
+        # the regulariser λn K_MM: scipy's "array must not contain infs or NaNs" named nothing
+        raise ValueError(
+            f"lam * n = {lam:g} * {n:g} overflows floating point (the regulariser λn K_MM of "
+            "the FALKON system); lower lam."
+        )
     check_count(max_iter, "max_iter")
     check_nonnegative(tol, "tol")
     _check_eps(eps)  # a negative ε failed in CG's √ε with "math domain error"

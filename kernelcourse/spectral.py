@@ -183,7 +183,8 @@ class SpectralMeasure:
             d beyond the 21201 dimensions of scipy's Sobol sequences), or if the frequencies
             overflow floating point (a kernel scale near the float range).
         MemoryError
-            If n · d frequencies do not fit in the machine's memory.
+            If n · d frequencies (or, for ``"orthogonal"``, the d × d blocks) do not fit in
+            the machine's memory.
         """
         n, d = _check_size(n, "n"), _check_size(d, "d")
         check_memory(8 * n * d, f"sampling n={n} frequencies in d={d} dimensions", "lower n")
@@ -211,6 +212,15 @@ class SpectralMeasure:
                         f"of {self.kernel!r} is a product of Cauchy laws, which is not. Use 'mc' "
                         "or 'qmc'."
                     )
+                # ⌈n/d⌉ blocks of d × d, held three times (G, Q, R): numpy's "Unable to
+                # allocate 74.5 GiB for an array with shape (1, 100000, 100000)" named
+                # neither d nor the method
+                check_memory(
+                    3 * 8 * -(-n // d) * d * d,
+                    f"orthogonal sampling in d={d} dimensions (blocks of d × d orthogonal "
+                    "matrices)",
+                    "use method='mc' or 'qmc'",
+                )
                 omega = self._orthogonal(n, d, rng)
             else:
                 raise ValueError(f"method must be one of {SAMPLING_METHODS}, got {method!r}.")
