@@ -229,3 +229,49 @@ def test_pixel_sized_images_get_size_attributes_not_an_inline_style():
     ext.visit_image(writer, nodes.image(uri="logo.png", width="80%"))
     assert writer.body[-1] == '<img src="logo.png" style="width: 80%;" />'
     assert (ext._pixels("651px"), ext._pixels(" 12.6 "), ext._pixels("80%")) == (651, 13, None)
+
+
+@pytest.mark.parametrize(
+    "tex, held",
+    [
+        # the outermost group, with the scripts of its closing bracket
+        (r"\tilde K(\tilde K + \lambda I)^{-1}y", r"\tilde K{(\tilde K + \lambda I)^{-1}}y"),
+        (r"\varepsilon = \|K - \tilde K\|_2", r"\varepsilon = {\|K - \tilde K\|_2}"),
+        (r"x' + (a + b)'", r"x' + {(a + b)'}"),
+        (r"\mathbb E[\cos(w^T x + b)]", r"\mathbb E{[\cos(w^T x + b)]}"),
+        (r"\big(a + b\big)^2", r"{\big(a + b\big)^2}"),
+        (r"[0, 1)", r"{[0, 1)}"),
+        # bars pair by kind; a bar inside brackets is part of the group
+        (r"|x| \le \|x - |y|\|", r"|x| \le {\|x - |y|\|}"),
+        (r"p(x | y) = 1", r"p{(x | y)} = 1"),
+        (r"\{x : |x| < 1\}", r"{\{x : |x| < 1\}}"),
+        # left alone: one symbol, \left...\right, an optional argument, brace groups
+        (r"f(x) + (a + b)", r"f(x) + {(a + b)}"),
+        (r"\left( a + b \right) + c", r"\left( a + b \right) + c"),
+        (r"\sqrt[n+1]{x} + (a+b)", r"\sqrt[n+1]{x} + {(a+b)}"),
+        (r"\frac{(a + b)}{2}", r"\frac{(a + b)}{2}"),
+        # unchanged where brackets do not pair, or with an environment
+        (r"f(x)|_{x=0} + (a + b)", r"f(x)|_{x=0} + (a + b)"),
+        (r"(a + b", r"(a + b"),
+        (r"a + b)", r"a + b)"),
+        (r"\begin{pmatrix} (a + b) \end{pmatrix}", r"\begin{pmatrix} (a + b) \end{pmatrix}"),
+        (r"a + b", r"a + b"),
+        ("", ""),
+    ],
+)
+def test_inline_math_is_held_together_inside_its_brackets(tex, held):
+    """MathJax may break an inline formula after an operator, inside a bracket too; the
+    book makes each outermost bracket one brace group, which does not break."""
+    assert _extension().hold_brackets(tex) == held
+
+
+def test_held_brackets_are_applied_to_inline_math_only():
+    from docutils import nodes
+
+    ext = _extension()
+    doctree = nodes.paragraph()
+    inline = nodes.math(r"(a + b)^2", r"(a + b)^2")
+    block = nodes.math_block(r"(a + b)^2", r"(a + b)^2")
+    doctree += [inline, block]
+    ext.hold_inline_brackets(None, doctree)
+    assert inline.astext() == r"{(a + b)^2}" and block.astext() == r"(a + b)^2"

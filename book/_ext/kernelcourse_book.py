@@ -6,6 +6,10 @@
   unpacked into a cache folder outside the repository; later builds need no network.
   ``KERNELCOURSE_MATHJAX`` may name a folder holding the tarballs, or a ``node_modules``
   folder, to use instead.  Display equations wider than a phone's column break into lines.
+* Inline math breaks between its bracketed parts, never inside one: every outermost bracket
+  group or pair of bars of an inline formula is made one brace group as the page is read
+  (``hold_brackets``), as a TeX author would, since MathJax, like TeX, may otherwise break
+  "(K + λI)" after its "+" at a paragraph's line end.
 * Launch buttons: one setting, ``repository.url`` in ``_config.yml``.  While it is empty the
   launch buttons are switched off, so builds never need it.
 * ``{course-map}``: the intro's table of chapters and lectures; a chapter's row links to its page
@@ -470,6 +474,191 @@ def configure_search(app, config):
         config.html_search_language = SEARCH_LANGUAGE
 
 
+# --------------------------------------------------------------------------- inline math
+
+# MathJax breaks a paragraph's inline formula where TeX would, after a relation, a binary
+# operator or a comma, and, as in TeX, also inside a bracket: "(K̃ + λI)⁻¹" could end one
+# line at "(K̃" and start the next at "+ λI)⁻¹". TeX's remedy is a brace group, which MathJax
+# sets as one unbreakable atom; the book applies it to every outermost bracket or pair of
+# bars in inline math, so that a formula breaks only between its bracketed parts. The
+# group takes the closing bracket's scripts with it, so that a superscript sits where it
+# sat. Display math is left alone: MathJax breaks it by its own rules.
+_TEX_TOKEN = re.compile(r"\\[A-Za-z]+\*?|\\.|\s+|.", re.DOTALL)
+_OPENERS = {"(", "[", r"\{", r"\lbrace", r"\langle", r"\lvert", r"\lVert", r"\lfloor", r"\lceil"}
+_CLOSERS = {")", "]", r"\}", r"\rbrace", r"\rangle", r"\rvert", r"\rVert", r"\rfloor", r"\rceil"}
+_BARS = {"|", r"\|", r"\vert", r"\Vert"}
+_BAR_NAMES = {r"\vert": "|", r"\Vert": r"\|"}
+_SIZES = re.compile(r"\\[bB]igg?([lrm]?)$")
+# Commands whose "[" opens an optional argument, not a bracket.
+_OPTIONAL_ARGUMENT = {r"\sqrt", r"\xrightarrow", r"\xleftarrow", r"\\"}
+
+
+def _brace_group_end(tokens, i):
+    """The index after the brace group that opens at ``tokens[i] == "{"``; None when it is
+    not closed."""
+    depth = 0
+    for j in range(i, len(tokens)):
+        depth += {"{": 1, "}": -1}.get(tokens[j], 0)
+        if depth == 0:
+            return j + 1
+    return None
+
+
+def _items(tokens):
+    """The formula's top-level items, as (kind, start, end) token spans: kind is "open",
+    "close", "bar", "left", "right" or "other" (a brace group is one item). None where the
+    formula's braces do not balance or it holds an environment."""
+    items, i = [], 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t == "}" or t == r"\begin":
+            return None
+        if t == "{":
+            end = _brace_group_end(tokens, i)
+            if end is None:
+                return None
+            items.append(("other", i, end))
+            i = end
+            continue
+        if t in (r"\left", r"\right") or _SIZES.match(t):
+            j = i + 1
+            while j < len(tokens) and tokens[j].isspace():
+                j += 1
+            if j == len(tokens):
+                return None
+            delimiter = tokens[j]
+            if t == r"\left":
+                kind = "left"
+            elif t == r"\right":
+                kind = "right"
+            else:
+                side = _SIZES.match(t).group(1)
+                kind = {"l": "open", "r": "close"}.get(side) or _delimiter_kind(delimiter)
+            items.append((kind, i, j + 1))
+            i = j + 1
+            continue
+        if t == "[" and items and items[-1][0] == "other":
+            previous = tokens[items[-1][1]]
+            if previous in _OPTIONAL_ARGUMENT:
+                depth, j = 0, i
+                while j < len(tokens):
+                    depth += {"[": 1, "]": -1}.get(tokens[j], 0)
+                    if depth == 0:
+                        break
+                    j += 1
+                if j == len(tokens):
+                    return None
+                items.append(("other", i, j + 1))
+                i = j + 1
+                continue
+        items.append((_delimiter_kind(t), i, i + 1))
+        i += 1
+    return items
+
+
+def _delimiter_kind(token):
+    if token in _OPENERS:
+        return "open"
+    if token in _CLOSERS:
+        return "close"
+    if token in _BARS:
+        return "bar"
+    return "other"
+
+
+def _outer_groups(tokens, items):
+    """The (first item, last item) of every outermost bracket group or pair of bars, and
+    whether it is a ``\\left ... \\right`` group; None where the brackets do not pair."""
+    groups, stack = [], []
+    for k, (kind, _, end) in enumerate(items):
+        if kind in ("open", "left"):
+            stack.append((kind, k, None))
+        elif kind in ("close", "right"):
+            while stack and stack[-1][0] == "bar":  # a bar inside brackets: "p(x | y)"
+                stack.pop()
+            if not stack:
+                return None
+            opened, start, _ = stack.pop()
+            if (opened == "left") != (kind == "right"):
+                return None
+            if not stack:
+                groups.append((start, k, opened == "left"))
+        elif kind == "bar":
+            bar = _BAR_NAMES.get(tokens[end - 1], tokens[end - 1])
+            if stack and stack[-1][0] == "bar" and stack[-1][2] == bar:
+                _, start, _ = stack.pop()
+                if not stack:
+                    groups.append((start, k, False))
+            else:
+                stack.append(("bar", k, bar))
+    return None if stack else groups
+
+
+def _scripts_end(tokens, i):
+    """The index after the scripts and primes that follow ``tokens[:i]``."""
+    while True:
+        j = i
+        while j < len(tokens) and tokens[j].isspace():
+            j += 1
+        if j < len(tokens) and tokens[j] == "'":
+            i = j + 1
+            continue
+        if j < len(tokens) and tokens[j] in ("^", "_"):
+            k = j + 1
+            while k < len(tokens) and tokens[k].isspace():
+                k += 1
+            if k == len(tokens):
+                return i
+            if tokens[k] == "{":
+                end = _brace_group_end(tokens, k)
+                if end is None:
+                    return i
+                i = end
+            else:
+                i = k + 1
+            continue
+        return i
+
+
+def hold_brackets(tex):
+    """Inline TeX with each outermost bracket group (and pair of bars) that could break
+    inside held together by braces: ``(K + \\lambda I)^{-1}`` becomes
+    ``{(K + \\lambda I)^{-1}}``. A group of one symbol, and ``\\left ... \\right`` (one
+    atom already) are left as they are; a formula whose braces or brackets do not pair,
+    or that holds an environment, is returned unchanged."""
+    tokens = _TEX_TOKEN.findall(tex)
+    items = _items(tokens)
+    if not items:
+        return tex
+    groups = _outer_groups(tokens, items)
+    if not groups:
+        return tex
+    inserts = {}
+    for first, last, is_left in groups:
+        start, inner_start = items[first][1], items[first][2]
+        inner_end, end = items[last][1], items[last][2]
+        inner = [t for t in tokens[inner_start:inner_end] if not t.isspace()]
+        if is_left or len(inner) < 2:
+            continue
+        end = _scripts_end(tokens, end)
+        inserts[start] = inserts.get(start, "") + "{"
+        inserts[end] = "}" + inserts.get(end, "")
+    if not inserts:
+        return tex
+    return "".join(inserts.get(i, "") + t for i, t in enumerate(tokens)) + inserts.get(
+        len(tokens), ""
+    )
+
+
+def hold_inline_brackets(app, doctree):
+    """:func:`hold_brackets` on every inline formula of a page as it is read."""
+    for node in doctree.findall(nodes.math):
+        tex = node.astext()
+        held = hold_brackets(tex)
+        if held != tex:
+            node.children = [nodes.Text(held)]
+
+
 # --------------------------------------------------------------------------- figures
 
 _PX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(px)?\s*$")
@@ -535,4 +724,5 @@ def setup(app):
     app.connect("doctree-resolved", drop_thebe_config, priority=900)
     app.connect("html-page-context", drop_thebe_assets, priority=900)
     app.add_directive("course-map", CourseMap)
+    app.connect("doctree-read", hold_inline_brackets)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
