@@ -169,3 +169,14 @@ def test_table_shows_one_precision_per_measured_column():
     assert Table([[0.123456], [float("nan")], [0.0]], ["v"]).cells == [
         ["0.1235"], ["nan"], ["0"]
     ]
+
+
+def test_fmt_tex_count_groups_thousands_as_tex_wants():
+    from kernelcourse.book.report import fmt_tex_count
+
+    assert fmt_tex_count(18000) == "18{,}000"
+    assert fmt_tex_count(np.int64(1234567)) == "1{,}234{,}567"
+    assert fmt_tex_count(999) == "999" and fmt_tex_count(-4096) == "-4{,}096"
+    for bad in (2.0, True, "1000"):
+        with pytest.raises(TypeError, match="value must be a whole number"):
+            fmt_tex_count(bad)

@@ -28,6 +28,7 @@ __all__ = [
     "fmt_below",
     "fmt_time",
     "fmt_plain",
+    "fmt_tex_count",
     "fmt_duration",
 ]
 
@@ -131,6 +132,15 @@ def fmt_plain(value, digits=3):
     exponent = rounded.adjusted()
     text = f"{rounded:,.{max(digits - 1 - exponent, 0)}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def fmt_tex_count(value):
+    """A whole number for TeX math, its thousands separated as in prose: 18000 →
+    ``"18{,}000"``, so that ``$n = 18{,}000$`` reads "n = 18,000" (a bare comma is
+    punctuation in TeX math, which puts a space after it)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"value must be a whole number, got {type(value).__name__}.")
+    return f"{int(value):,}".replace(",", "{,}")
 
 
 # (upper limit in seconds, unit, seconds per unit): the first unit whose range holds the value.
