@@ -295,20 +295,19 @@ def kernel_section(kernel, x):
     """
     _not_ragged(x, "x")  # (np.asarray's own error named nothing)
     x = np.asarray(x)
-    if x.ndim == 0 or x.ndim > 2:
-        if x.dtype.kind in "biuf":
-            # as_float_matrix's hint, x.reshape(-1, 1), is for data of many rows
-            got = f"the number {x.item()!r}" if x.ndim == 0 else f"shape {x.shape}"
-            raise ValueError(
-                f"x must be one point, of shape (d,) or (1, d), got {got}; "
-                + (
-                    f"a point of a 1-D input space is a list or array, [{x.item()!r}]."
-                    if x.ndim == 0
-                    else "pass one point, e.g. x.reshape(1, -1) or x.ravel()."
-                )
-            )
-        x = x.reshape(1, -1)  # refused below by its dtype, naming x
-    if x.ndim == 1:
+    # as_float_matrix's hint, x.reshape(-1, 1), is for data of many rows; a number or an
+    # array of more dimensions gets a hint for one point (other dtypes are refused below)
+    one_point = "x must be one point, of shape (d,) or (1, d), got"
+    if x.dtype.kind in "biuf" and x.ndim == 0:
+        raise ValueError(
+            f"{one_point} the number {x.item()!r}; a point of a 1-D input space is a list "
+            f"or array, [{x.item()!r}]."
+        )
+    if x.dtype.kind in "biuf" and x.ndim > 2:
+        raise ValueError(
+            f"{one_point} shape {x.shape}; pass one point, e.g. x.reshape(1, -1) or x.ravel()."
+        )
+    if x.ndim != 2:
         x = x.reshape(1, -1)
     x = as_float_matrix(x, "x")
     if x.shape[0] != 1:
