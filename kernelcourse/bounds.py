@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_nonnegative, check_positive
+from ._validation import as_float_matrix, check_nonnegative, check_positive, find_stack_level
 
 __all__ = [
     "rademacher_bound",
@@ -20,7 +21,14 @@ __all__ = [
     "uniform_bound",
     "features_needed",
     "uniform_deviation",
+    "TheoremRangeWarning",
 ]
+
+
+class TheoremRangeWarning(UserWarning):
+    r"""A bound was evaluated outside the range where its theorem holds, such as the
+    Rahimi–Recht bound at :math:`\epsilon > \sigma_p d_{\mathcal X}`: the value is the
+    formula's, and the theorem says nothing about it."""
 
 
 def rademacher_bound(K, c):
@@ -195,6 +203,27 @@ def _log_prefactor(sigma_p, diameter, eps):
     return 2.0 * (math.log(32.0) + math.log(sigma_p) + math.log(diameter) - math.log(eps))
 
 
+def _uniform_bound(D, eps, d, diameter, sigma_p):
+    """:func:`uniform_bound` on checked arguments, at any ε (no range check)."""
+    log_bound = _log_prefactor(sigma_p, diameter, eps) - D * eps * eps / (4.0 * (d + 2))
+    return math.exp(log_bound) if log_bound < 709.0 else math.inf  # vacuous beyond 1 anyway
+
+
+def _outside_range(eps, diameter, sigma_p):
+    """Whether ε > σ_p d_X, the range the uniform bound's proof needs (in logarithms: the
+    product may overflow or underflow where the comparison is clear)."""
+    return math.log(eps) > math.log(sigma_p) + math.log(diameter)
+
+
+def _range_message(eps, diameter, sigma_p):
+    product = sigma_p * diameter  # (Python floats: inf or 0 where out of range)
+    shown = f"{product:.3g}" if 0 < product < math.inf else f"{sigma_p:.3g} * {diameter:.3g}"
+    return (
+        f"eps = {eps:.3g} exceeds sigma_p * diameter = {shown}, outside the range of the "
+        "Rahimi-Recht theorem (eps <= sigma_p * diameter)"
+    )
+
+
 def uniform_bound(D, eps, d, diameter, sigma_p):
     r"""Rahimi–Recht uniform bound over a compact set (Rahimi and Recht, 2007, claim 1;
     :doc:`chapter 6 </book/06_approximation_quality>`).
@@ -234,6 +263,13 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
         The bound; ``math.inf`` where its value is beyond the float range (it says nothing
         once above 1).
 
+    Warns
+    -----
+    TheoremRangeWarning
+        If :math:`\epsilon > \sigma_p d_{\mathcal X}`: the proof needs
+        :math:`\epsilon \le \sigma_p d_{\mathcal X}`, and the value returned there is the
+        formula's, not a bound.
+
     Examples
     --------
     >>> from kernelcourse.bounds import uniform_bound
@@ -243,8 +279,14 @@ def uniform_bound(D, eps, d, diameter, sigma_p):
     D, eps = _check_count(D), check_positive(eps, "eps")
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
-    log_bound = _log_prefactor(sigma_p, diameter, eps) - D * eps * eps / (4.0 * (d + 2))
-    return math.exp(log_bound) if log_bound < 709.0 else math.inf  # vacuous beyond 1 anyway
+    if _outside_range(eps, diameter, sigma_p):
+        warnings.warn(
+            f"{_range_message(eps, diameter, sigma_p)}: the value returned is the formula's, "
+            "not a bound on the probability.",
+            TheoremRangeWarning,
+            stacklevel=find_stack_level(),
+        )
+    return _uniform_bound(D, eps, d, diameter, sigma_p)
 
 
 def features_needed(eps, delta, d, diameter, sigma_p):
@@ -253,6 +295,26 @@ def features_needed(eps, delta, d, diameter, sigma_p):
     .. math:: D = \Big\lceil \frac{4(d + 2)}{\epsilon^2}
               \ln\frac{(2^5 \sigma_p d_{\mathcal X} / \epsilon)^2}{\delta} \Big\rceil
               = O\Big(\frac{d}{\epsilon^2}\ln\frac{\sigma_p d_{\mathcal X}}{\epsilon}\Big).
+
+    Parameters
+    ----------
+    eps : float > 0
+        The sup error to guarantee, at most :math:`\sigma_p d_{\mathcal X}`.
+    delta : float in (0, 1)
+        The probability allowed for a larger error.
+    d, diameter, sigma_p
+        As in :func:`uniform_bound`.
+
+    Returns
+    -------
+    int
+        The number of frequencies D.
+
+    Warns
+    -----
+    TheoremRangeWarning
+        If :math:`\epsilon > \sigma_p d_{\mathcal X}`, outside the theorem's range: the D
+        returned makes the formula at most δ, which guarantees nothing there.
 
     Examples
     --------
@@ -263,6 +325,13 @@ def features_needed(eps, delta, d, diameter, sigma_p):
     eps, delta = check_positive(eps, "eps"), _check_probability(delta)
     d = _check_count(d, "d", integer=True)
     diameter, sigma_p = check_positive(diameter, "diameter"), check_positive(sigma_p, "sigma_p")
+    if _outside_range(eps, diameter, sigma_p):
+        warnings.warn(
+            f"{_range_message(eps, diameter, sigma_p)}: the theorem guarantees nothing at "
+            "this eps, and the D returned only makes its formula at most delta.",
+            TheoremRangeWarning,
+            stacklevel=find_stack_level(),
+        )
     log_term = _log_prefactor(sigma_p, diameter, eps) - math.log(delta)
     D = 4.0 * (d + 2) / eps / eps * log_term  # eps**2 would underflow to 0 below 1e-154
     if not math.isfinite(D):
@@ -275,9 +344,30 @@ def features_needed(eps, delta, d, diameter, sigma_p):
 
 
 def uniform_deviation(D, delta, d, diameter, sigma_p):
-    """The ε at which :func:`uniform_bound` equals δ for a given D (found by bisection on
+    r"""The ε at which :func:`uniform_bound` equals δ for a given D (found by bisection on
     log ε; the bound decreases in ε): with probability at least 1 − δ the sup error over the
-    compact set is below this ε.
+    compact set is below this ε, provided :math:`\epsilon \le \sigma_p d_{\mathcal X}`.
+
+    Parameters
+    ----------
+    D : number >= 1
+        Number of frequencies.
+    delta : float in (0, 1)
+        The probability allowed for a larger error.
+    d, diameter, sigma_p
+        As in :func:`uniform_bound`.
+
+    Returns
+    -------
+    float
+        The deviation ε.
+
+    Warns
+    -----
+    TheoremRangeWarning
+        If the ε found exceeds :math:`\sigma_p d_{\mathcal X}`, outside the theorem's range:
+        the bound then says nothing at this D and δ (it is above δ at every ε in the range).
+        The warning names the D from which it does.
 
     Examples
     --------
@@ -292,7 +382,7 @@ def uniform_deviation(D, delta, d, diameter, sigma_p):
     # d the checks admit put it inside [1e-300, 1e300] (a fixed [1e-12, 1e12] returned its
     # end for D = 1e30 or d = 1e300)
     lo, hi = 1e-300, 1e300
-    at_lo, at_hi = (uniform_bound(D, e, d, diameter, sigma_p) for e in (lo, hi))
+    at_lo, at_hi = (_uniform_bound(D, e, d, diameter, sigma_p) for e in (lo, hi))
     if not at_lo > delta >= at_hi:
         raise ValueError(
             "the deviation for these arguments is outside [1e-300, 1e300], beyond what "
@@ -300,10 +390,25 @@ def uniform_deviation(D, delta, d, diameter, sigma_p):
         )
     for _ in range(200):
         mid = math.sqrt(lo) * math.sqrt(hi)  # lo · hi underflows to 0 below 1e-308
-        if uniform_bound(D, mid, d, diameter, sigma_p) > delta:
+        if _uniform_bound(D, mid, d, diameter, sigma_p) > delta:
             lo = mid
         else:
             hi = mid
         if hi / lo < 1 + 1e-12:
             break
+    if _outside_range(hi, diameter, sigma_p):
+        # the smallest D whose ε lies in the range: the bound at ε = σ_p d_X equals δ there
+        edge = 4.0 * (d + 2) * (2.0 * math.log(32.0) - math.log(delta))
+        needed = edge / (sigma_p * diameter) / (sigma_p * diameter)
+        more = (
+            f" (its eps lies in the range from D = {math.ceil(needed):,})"
+            if math.isfinite(needed)
+            else ""
+        )
+        warnings.warn(
+            f"{_range_message(hi, diameter, sigma_p)}: the bound says nothing at D = {D:g} "
+            f"and delta = {delta:g}{more}.",
+            TheoremRangeWarning,
+            stacklevel=find_stack_level(),
+        )
     return hi

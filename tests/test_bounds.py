@@ -1,6 +1,7 @@
 """Hoeffding and Rahimi–Recht bounds: values, inverses, monotonicity and validation."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 import kernelcourse.bounds as bounds
 from kernelcourse.bounds import (
+    TheoremRangeWarning,
     features_needed,
     hoeffding_bound,
     hoeffding_deviation,
@@ -43,10 +45,13 @@ def test_hoeffding_inverse_is_the_smallest_d(a, delta):
     sigma=st.floats(min_value=0.1, max_value=100.0),
 )
 def test_features_needed_inverts_the_uniform_bound(eps, delta, d, diameter, sigma):
-    D = features_needed(eps, delta, d, diameter, sigma)
-    assert uniform_bound(D, eps, d, diameter, sigma) <= delta * (1 + 1e-9)
-    if D > 1:
-        assert uniform_bound(D - 1, eps, d, diameter, sigma) > delta
+    # outside the theorem's range (eps > sigma d_X) both warn and still invert each other
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TheoremRangeWarning)
+        D = features_needed(eps, delta, d, diameter, sigma)
+        assert uniform_bound(D, eps, d, diameter, sigma) <= delta * (1 + 1e-9)
+        if D > 1:
+            assert uniform_bound(D - 1, eps, d, diameter, sigma) > delta
 
 
 def test_uniform_bound_lecture_form_and_growth_in_d():
@@ -136,6 +141,47 @@ def test_float32_counts_do_not_warn():
 @pytest.mark.parametrize("diameter, sigma_p", [(1e-300, 1.0), (1.0, 1e-300)])
 def test_uniform_deviation_of_a_tiny_set(diameter, sigma_p):
     # the bisection's midpoint √(lo·hi) underflowed to 0, and the error blamed eps
-    eps = uniform_deviation(10**5, 0.05, 2, diameter, sigma_p)
+    # (the eps found exceeds sigma_p d_X = 1e-300: outside the theorem's range, which warns)
+    with pytest.warns(TheoremRangeWarning, match="eps = .* exceeds sigma_p"):
+        eps = uniform_deviation(10**5, 0.05, 2, diameter, sigma_p)
     assert 0 < eps < 1e-290
-    assert uniform_bound(10**5, eps, 2, diameter, sigma_p) == pytest.approx(0.05, rel=1e-9)
+    with pytest.warns(TheoremRangeWarning):
+        value = uniform_bound(10**5, eps, 2, diameter, sigma_p)
+    assert value == pytest.approx(0.05, rel=1e-9)
+
+
+# The Rahimi-Recht bound is proved for eps <= sigma_p d_X only (uniform_bound's docstring):
+# chapter 6's uniform_deviation(D=16) on the unit square (sigma_p d_X = 2 sqrt 2 = 2.83)
+# returned 3.12 with no word, and uniform_bound and features_needed took such an eps.
+SQUARE = dict(d=2, diameter=math.sqrt(2), sigma_p=2.0)
+
+
+def test_uniform_deviation_outside_the_theorem_warns():
+    with pytest.warns(TheoremRangeWarning) as record:
+        eps = uniform_deviation(16, 0.05, **SQUARE)
+    assert eps == pytest.approx(3.12, abs=0.005)
+    assert len(record) == 1 and record[0].filename == __file__
+    message = str(record[0].message)
+    assert "eps = 3.12 exceeds sigma_p * diameter = 2.83" in message
+    assert "says nothing at D = 16" in message
+    # the D from which the theorem's range is reached: the bound at eps = sigma_p d_X is delta
+    edge = math.ceil(4 * 4 * math.log(32**2 / 0.05) / 8)
+    assert f"from D = {edge}" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TheoremRangeWarning)
+        assert uniform_deviation(edge, 0.05, **SQUARE) <= 2 * math.sqrt(2)
+        uniform_deviation(64, 0.05, **SQUARE)  # vacuous (above 1) but inside the range
+
+
+@pytest.mark.parametrize("fn", ["uniform_bound", "features_needed"])
+def test_an_eps_outside_the_theorem_warns(fn):
+    call = {
+        "uniform_bound": lambda eps: uniform_bound(10**4, eps, **SQUARE),
+        "features_needed": lambda eps: features_needed(eps, 0.05, **SQUARE),
+    }[fn]
+    with pytest.warns(TheoremRangeWarning, match=r"eps = 3 exceeds sigma_p \* diameter = 2.83"):
+        call(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TheoremRangeWarning)
+        call(2 * math.sqrt(2))  # the edge belongs to the range
+        call(0.1)
