@@ -839,21 +839,26 @@ def check_cosine_arguments(t, xp=None, *, warn=True):
     return big
 
 
-def warn_if_phase_lost(big, dtype, *, advice="lower γ"):
+def warn_if_phase_lost(big, dtype, *, advice="lower γ", note=None):
     """Warn where the cosine's arguments reach ``big`` (their largest magnitude, in a float
     ``dtype``): neighbouring floats there are more than π apart, so the phase, and with it
     every cosine and sine (cos(t − π/2) is cos t there), is rounding noise. One warning for
     every path that takes such cosines, at the user's line (:func:`find_stack_level`);
-    ``advice`` is what to lower besides rescaling X."""
+    ``advice`` is what to lower besides rescaling X. ``note``, a sentence, says where the
+    warning comes from when no line of the user's can (a dask worker's thread)."""
     name = str(dtype).rsplit(".", 1)[-1]  # numpy's float32 and a library's "torch.float32"
     if math.isfinite(big) and big * float(np.finfo(name).eps) > math.pi:
         warnings.warn(
             f"the cosine's arguments ωᵀx + b reach {big:.3g}, where {name} cannot "
             "resolve their phase: the features are rounding noise. Rescale X (for example "
-            f"standardize it) or {advice}.",
+            f"standardize it) or {advice}." + (f" {note}" if note else ""),
             RuntimeWarning,
             stacklevel=find_stack_level(),
         )
+
+
+def no_phase_warning(big, *, note=None):
+    """The lost-phase ``warn`` of a map that takes no cosine (or warns for itself)."""
 
 
 def _length(a):

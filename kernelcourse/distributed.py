@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,6 +41,7 @@ from ._validation import (
     check_count,
     check_positive,
     find_stack_level,
+    no_phase_warning,
     refuse_complex_features,
 )
 from .features import RandomFourierFeatures
@@ -59,6 +61,22 @@ def _dask_array():
             'kernelcourse.distributed needs dask: pip install "kernelcourse[dask]"'
         ) from err
     return da
+
+
+def _user_line():
+    """'file:line' of the user's call that reached the package's function calling this
+    one (the frame a warning there names, :func:`find_stack_level`)."""
+    frame = sys._getframe(find_stack_level() - 1)
+    try:
+        return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    finally:
+        del frame
+
+
+def _dask():
+    import dask
+
+    return dask
 
 
 def _check_rows(X, y=None, *, fit=None):
@@ -152,14 +170,34 @@ def _per_chunk_factor(func, X, Y, M):
     return np.asarray(parts[0].compute())
 
 
+def _warns_later(features):
+    """Whether the ``transform`` of ``features`` is one of the package's cosine maps, which
+    can leave the lost-phase warning to the caller (``_transform_unwarned``): the class
+    that defines ``transform`` defines that too (a subclass's own transform is called)."""
+    for klass in type(features).__mro__:
+        if "transform" in vars(klass):
+            return "_transform_unwarned" in vars(klass)
+    return False
+
+
 def _dense_features(features, xb):
-    """ψ(x) of a chunk as a dense float64 array: a sparse map (random binning) made
-    ``np.asarray`` a 0-d object array, and the fit failed with an IndexError. Complex
-    features (``map="complex"``) are refused: the cast dropped their imaginary part."""
-    Z = features.transform(xb)
+    """ψ(x) of a chunk as a dense float64 array, the largest argument of its cosines and
+    ``warn``, which warns for such a largest argument (:meth:`RandomFourierFeatures.
+    _transform_unwarned <kernelcourse.features.RandomFourierFeatures>`); another map
+    warns for itself, and gives 0.0. The chunks are mapped on dask's worker threads,
+    where a warning names no line of the user's (concurrent/futures/thread.py) and came
+    once per chunk: a fit gathers the largest argument of all chunks and warns once.
+
+    A sparse map (random binning) made ``np.asarray`` a 0-d object array, and the fit
+    failed with an IndexError. Complex features (``map="complex"``) are refused: the cast
+    dropped their imaginary part."""
+    if _warns_later(features):
+        Z, big, warn = features._transform_unwarned(xb)
+    else:
+        Z, big, warn = features.transform(xb), 0.0, no_phase_warning
     Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
     refuse_complex_features(Z, "features")
-    return Z.astype(np.float64, copy=False)
+    return Z.astype(np.float64, copy=False), big, warn
 
 
 class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
@@ -245,7 +283,16 @@ class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, Ba
         self.random_state = random_state
 
     def fit(self, X, y):
-        """Accumulate the sufficient statistics over the chunks of X and solve for w."""
+        """Accumulate the sufficient statistics over the chunks of X and solve for w.
+
+        Warns
+        -----
+        RuntimeWarning
+            Once a fit, at the caller's line, if the cosines of a feature map of the package
+            (:class:`~kernelcourse.features.RandomFourierFeatures`, the cosine basis of
+            :class:`~kernelcourse.features.RandomKitchenSinks`) reach arguments whose phase
+            the dtype cannot resolve, in any chunk; the largest of all chunks is named.
+        """
         # fit_intercept="no" (or None, or NaN) was taken for its truth value, unchecked
         self._validate_params()
         # a numpy scalar is a number too, and True is not one
@@ -259,7 +306,9 @@ class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, Ba
         else:
             self.features_ = clone(self.features).fit(first)
         features = self.features_
-        probe = _dense_features(features, first[:1])
+        # the first row, a row of the chunks too: its lost phase (if any) is warned once,
+        # with the chunks' (it warned a second time, before them)
+        probe, _, warn = _dense_features(features, first[:1])
         _refuse_no_features(probe, features)
         D = probe.shape[1]
         k = Y.shape[1]
@@ -270,15 +319,22 @@ class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, Ba
         s = np.asarray(Y[:1].compute(), dtype=np.float64)[0] if shift else np.zeros(k)
 
         def stats(xb, yb):
-            Z = _dense_features(features, xb) - a
+            Z, big, _ = _dense_features(features, xb)
+            Z = Z - a
             yb = yb - s
             Za = np.hstack([Z, np.ones((len(Z), 1))])
+            out = np.zeros((D + 2, D + 1 + k))
             # an infinite y (or sums that overflow) is refused below, by name; numpy's
             # "invalid value encountered in matmul" came first and named nothing
             with np.errstate(over="ignore", invalid="ignore"):
-                return Za.T @ np.hstack([Za, yb])
+                out[: D + 1] = Za.T @ np.hstack([Za, yb])
+            out[D + 1, 0] = big  # the chunk's largest cosine argument, for one warning
+            return out
 
-        S = _per_chunk_sum(stats, X, Y, (D + 1, D + 1 + k))
+        parts = _per_chunk(stats, X, Y, (D + 2, D + 1 + k))
+        S, big = _dask().compute(parts[:, : D + 1].sum(axis=0), parts[:, D + 1, 0].max())
+        # once for the fit, from this thread: the user's line
+        warn(float(big))
         # NaN in y (or sums that overflow) reached the solver as "array must not contain infs"
         if not np.isfinite(S[:, : D + 1]).all():
             raise ValueError("the features of X have NaN or infinity, or sums that overflow.")
@@ -302,13 +358,29 @@ class DaskFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixin, Ba
         return self
 
     def predict(self, X):
-        """w·ψ(x) + b for every row, as a lazy dask array with X's row chunks."""
+        """w·ψ(x) + b for every row, as a lazy dask array with X's row chunks.
+
+        Warns
+        -----
+        RuntimeWarning
+            When the result is computed, for each chunk whose cosines lose their phase (as
+            in :meth:`fit`). The chunks are mapped where dask computes them, on a worker's
+            thread or process, not at any line of the caller's, so the message names the
+            line that called ``predict``. Nothing is checked before: that would compute X.
+        """
         check_is_fitted(self, "coef_")
         X, _, _ = _check_rows(X)
         features, coef, intercept = self.features_, self.coef_, self.intercept_
+        # predict is lazy: a chunk's lost phase can only warn when dask maps the chunk, on
+        # a worker's thread, where the warning names no line of the user's (it named
+        # concurrent/futures/thread.py); its message names the line that called predict.
+        # Checking X here instead would compute it, which a lazy predict must not.
+        note = f"This was a chunk of DaskFeatureRidge.predict called at {_user_line()}."
 
         def block(xb):
-            return _dense_features(features, xb) @ coef.T + intercept
+            Z, big, warn = _dense_features(features, xb)
+            warn(big, note=note)
+            return Z @ coef.T + intercept
 
         if self._single_output:
             return X.map_blocks(block, drop_axis=1, dtype=np.float64)

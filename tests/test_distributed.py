@@ -179,3 +179,73 @@ def test_falkon_float32_centres_far_data_as_in_memory(client):
         DaskNystroemKRR(dtype=np.float32, n_components=5).fit(big, da.from_array(y[:60], 20))
     with pytest.raises(ValueError, match="X has entries of magnitude .* dtype=float32"):
         NystroemKRR(dtype=np.float32, n_components=5).fit(1e150 * data(n=60)[0], y[:60])
+
+
+def _lost_phase_data():
+    # |x| of 1e17 with frequencies of order 1: arguments near 1e18, where neighbouring
+    # float64 numbers lie more than pi apart
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2)) * 1e17
+    return da.from_array(X, chunks=(100, 2)), da.from_array(rng.normal(size=400), chunks=100)
+
+
+def _phase_warnings(record):
+    return [w for w in record if "cannot resolve their phase" in str(w.message)]
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "distributed"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_feature_ridge_warns_once_for_a_lost_phase_at_the_fit(request, scheduler, fit_intercept):
+    # the first-row probe warned, then every chunk again on dask's worker threads, naming
+    # concurrent/futures/thread.py (five warnings for four chunks); on a cluster of processes
+    # the chunks' warnings never reached the client. Now the fit gathers the chunks' largest
+    # argument and warns once, at this line.
+    import dask
+
+    Xd, yd = _lost_phase_data()
+    model = DaskFeatureRidge(RandomFourierFeatures(random_state=0), fit_intercept=fit_intercept)
+    config = {"scheduler": "threads"} if scheduler == "threads" else {}
+    if scheduler == "distributed":
+        request.getfixturevalue("client")
+    with dask.config.set(config), pytest.warns(RuntimeWarning) as record:
+        model.fit(Xd, yd)
+    found = _phase_warnings(record)
+    assert len(found) == 1, [str(w.message) for w in record]
+    assert found[0].filename == __file__
+    # the largest argument of all the chunks, as RandomFourierFeatures.transform of all X
+    with pytest.warns(RuntimeWarning) as whole:
+        model.features_.transform(Xd.compute())
+    assert str(found[0].message) == str(_phase_warnings(whole)[0].message)
+
+
+def test_feature_ridge_predict_warns_when_computed_naming_its_call():
+    # predict is lazy: each chunk warns when dask maps it; on a worker's thread the warning
+    # named only concurrent/futures/thread.py, now its message names the line of predict
+    import sys
+
+    import dask
+
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    Xd = da.from_array(X, chunks=20)
+    with dask.config.set(scheduler="threads"):
+        model = DaskFeatureRidge(RandomFourierFeatures(random_state=0)).fit(Xd, X[:, 0])
+        pred = model.predict(da.from_array(X * 1e17, chunks=20))
+        line = sys._getframe().f_lineno - 1
+        with pytest.warns(RuntimeWarning) as record:
+            pred.compute()
+    found = _phase_warnings(record)
+    assert found and all(f"predict called at {__file__}:{line}." in str(w.message) for w in found)
+
+
+def test_feature_ridge_warns_once_for_a_lost_phase_of_cosine_kitchen_sinks():
+    import dask
+
+    from kernelcourse.features import RandomKitchenSinks
+
+    Xd, yd = _lost_phase_data()
+    sinks = RandomKitchenSinks(basis="cosine", n_components=10, random_state=0)
+    with dask.config.set(scheduler="threads"), pytest.warns(RuntimeWarning) as record:
+        DaskFeatureRidge(sinks, fit_intercept=True).fit(Xd, yd)
+    found = _phase_warnings(record)
+    assert len(found) == 1 and found[0].filename == __file__
+    assert "lower scale=" in str(found[0].message)

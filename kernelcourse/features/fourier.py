@@ -14,6 +14,7 @@ Bochner's theorem:
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
@@ -546,6 +547,18 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         if xp is not None:
             X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
             return devices.fourier_transform(self, X, xp)
+        out, big, warn = self._transform_unwarned(X)
+        # once for all passes, at the user's line (past fit_transform, Pipeline, set_output)
+        warn(big)
+        return out
+
+    def _transform_unwarned(self, X):
+        """:meth:`transform` of numpy (or array-like) X with the lost-phase warning left to
+        the caller: returns ψ(X), the largest argument given to numpy's cosine and
+        ``warn``, which warns for such a largest argument. A caller that maps X block by
+        block (:class:`~kernelcourse.distributed.DaskFeatureRidge`, on dask's worker
+        threads) warns once, from its own thread, for the largest of all blocks."""
+        check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         dtype = self._compute_dtype(X)
         X = self._in_compute_dtype(X, dtype)
@@ -568,9 +581,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             out.real, out.imag = re, im
         else:
             out, big = features(self.offset_, scale)
-        # once for both passes, at the user's line (past fit_transform, Pipeline, set_output)
-        warn_if_phase_lost(big, dtype)
-        return out
+        return out, big, functools.partial(warn_if_phase_lost, dtype=dtype)
 
     def _in_compute_dtype(self, X, dtype, xp=np):
         """Validated (finite) X cast to the compute dtype, on numpy or any array library, or

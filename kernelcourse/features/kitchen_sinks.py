@@ -21,6 +21,7 @@ Pick a parametric family :math:`\psi(x; w)`, a distribution ρ over w and an int
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -43,6 +44,7 @@ from .._validation import (
     check_positive,
     find_stack_level,
     naming,
+    no_phase_warning,
     real_constraint,
     validate_data,
     warn_if_phase_lost,
@@ -347,10 +349,19 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             resolve their phase (neighbouring floats more than π apart): the features would
             be rounding noise.
         """
+        out, big, warn = self._transform_unwarned(X)
+        warn(big)  # at the user's line, past scikit-learn's wrappers
+        return out
+
+    def _transform_unwarned(self, X):
+        """:meth:`transform` with the lost-phase warning of the cosine basis left to the
+        caller, as :meth:`RandomFourierFeatures._transform_unwarned
+        <kernelcourse.features.RandomFourierFeatures>`: returns ψ(X), the largest
+        argument :math:`|w^T x + b|` (0.0 for the other bases) and ``warn``."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         if callable(self.basis):
-            return self._basis_values(X)
+            return self._basis_values(X), 0.0, no_phase_warning
         with np.errstate(over="ignore"):  # parameters beyond float32: see below
             W = self.weights_.astype(X.dtype)
         if self.basis == "bump":
@@ -358,9 +369,10 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 # centres beyond float32's range (a float64 fit): compare in float64,
                 # where they are finite, rather than against infinity
                 W = self.weights_
-                return (distances(X.astype(W.dtype), W) <= self.bandwidth).astype(X.dtype)
+                Psi = (distances(X.astype(W.dtype), W) <= self.bandwidth).astype(X.dtype)
+                return Psi, 0.0, no_phase_warning
             # ‖x − w‖ ≤ h, from the expansion on centred (and, if huge, scaled) rows
-            return (distances(X, W) <= self.bandwidth).astype(X.dtype)
+            return (distances(X, W) <= self.bandwidth).astype(X.dtype), 0.0, no_phase_warning
         with np.errstate(over="ignore", invalid="ignore"):
             P = X @ W.T
             if self.basis == "cosine":
@@ -368,16 +380,17 @@ class RandomKitchenSinks(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._check_finite(P, X, "projections w^T x")
         if self.basis == "cosine":
             big = max(float(P.max()), -float(P.min())) if P.size else 0.0  # no |P| copy
-            # at the user's line, past scikit-learn's wrappers
-            warn_if_phase_lost(big, P.dtype, advice=f"lower scale={self.scale!r}")
-            return np.cos(P, out=P)
+            warn = functools.partial(
+                warn_if_phase_lost, dtype=P.dtype, advice=f"lower scale={self.scale!r}"
+            )
+            return np.cos(P, out=P), big, warn
         n = self._order
         with np.errstate(over="ignore"):
             Psi = np.where(P > 0, P**n if n else 1.0, 0.0)
             Psi = (math.sqrt(2.0) * Psi).astype(X.dtype, copy=False)
         if n > 0:  # √2 (w^T x)^n may overflow where w^T x does not
             self._check_finite(Psi, X, f"features √2 (w^T x)^{n}")
-        return Psi
+        return Psi, 0.0, no_phase_warning
 
     def _check_finite(self, P, X, what):
         if all_finite(P):
