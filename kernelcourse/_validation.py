@@ -206,6 +206,27 @@ def check_same_features(X, Y, x_name="X", y_name="Y"):
         )
 
 
+def check_symmetric(A, name, xp=np, *, block=1024):
+    """Raise a ValueError naming ``name`` where the square matrix A (of namespace ``xp``) is
+    not symmetric beyond round-off (relative 1e-8, 1e-4 below float64), compared in blocks
+    of rows (no n × n temporary). A factorization that reads one triangle (Cholesky, eigh)
+    silently factored the symmetric matrix of that triangle instead."""
+    rtol = 1e-8 if A.dtype == xp.float64 else 1e-4
+    diff = scale = 0.0
+    n = A.shape[0]
+    for start in range(0, n, block):
+        stop = min(start + block, n)  # (array-api-strict refuses a slice past the end)
+        rows = A[start:stop, :]
+        diff = max(diff, float(xp.max(xp.abs(rows - A[:, start:stop].T))))
+        scale = max(scale, float(xp.max(xp.abs(rows))))
+    if diff > rtol * scale:
+        raise ValueError(
+            f"{name} is not symmetric: |{name}_ij − {name}_ji| reaches {diff:.3g} (largest "
+            f"entry {scale:.3g}); it must be symmetric positive semidefinite (pass "
+            f"({name} + {name}.T) / 2 if that is what you meant)."
+        )
+
+
 def all_finite(A, xp=np):
     """Whether every entry of the float array A (of namespace ``xp``) is finite. One sum,
     cheaper than a boolean mask of A's size, is finite unless some entry is NaN or infinite
@@ -859,6 +880,41 @@ def warn_if_phase_lost(big, dtype, *, advice="lower γ", note=None):
 
 def no_phase_warning(big, *, note=None):
     """The lost-phase ``warn`` of a map that takes no cosine (or warns for itself)."""
+
+
+def transform_unwarned(features, X):
+    """``features.transform(X)`` with the lost-phase warning of the package's cosine maps
+    left to the caller: ``(Z, big, warn)``, ``warn(big)`` warning where the largest cosine
+    argument ``big`` loses the phase. For a map of the package (the class that defines its
+    ``transform`` defines ``_transform_unwarned`` too: a subclass's own transform is
+    called); any other map is transformed as it is, warns for itself, and gives 0.0."""
+    for klass in type(features).__mro__:
+        if "transform" in vars(klass):
+            if "_transform_unwarned" in vars(klass):
+                return features._transform_unwarned(X)
+            break
+    return features.transform(X), 0.0, no_phase_warning
+
+
+class LostPhase:
+    """The transforms of one call that maps X block by block, warned about once for a lost
+    phase, with the largest argument of all blocks, where each block warned on its own (a
+    fit of four blocks warned four times). Without ``warnings.catch_warnings``, which is
+    not thread-safe."""
+
+    def __init__(self):
+        self.big, self._warn = 0.0, no_phase_warning
+
+    def transform(self, features, X):
+        Z, big, warn = transform_unwarned(features, X)
+        if big >= self.big:
+            self.big, self._warn = big, warn
+        return Z
+
+    def warn(self, note=None):
+        """Warn (at the user's line) if a block lost the phase; once."""
+        warn, self._warn = self._warn, no_phase_warning
+        warn(self.big, note=note)
 
 
 def _length(a):

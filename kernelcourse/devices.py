@@ -37,6 +37,7 @@ from ._validation import (
     check_cosine_arguments,
     check_count,
     check_nonnegative,
+    check_symmetric,
     find_stack_level,
     warn_if_phase_lost,
 )
@@ -387,8 +388,9 @@ def nystroem_map(K_hat, rank, eps, xp):
     coordinates of their feature vectors after Gram–Schmidt in the landmarks' order, and a
     block of features costs a triangular product, half the operations of a general one.
 
-    K̂ must be a finite non-empty square matrix, ``rank`` None or an integer >= 1 and
-    ``eps`` a finite number >= 0; otherwise a ValueError or TypeError names the argument.
+    K̂ must be a finite non-empty square matrix, symmetric to round-off, ``rank`` None or an
+    integer >= 1 and ``eps`` a finite number >= 0; otherwise a ValueError or TypeError names
+    the argument. ``xp`` None means numpy.
 
     Examples
     --------
@@ -401,6 +403,13 @@ def nystroem_map(K_hat, rank, eps, xp):
     >>> print(np.all(np.triu(A, 1) == 0), np.allclose(A @ L, np.eye(5)))
     True True
     """
+    return _nystroem_map(K_hat, rank, eps, np if xp is None else xp, symmetric=None)
+
+
+def _nystroem_map(K_hat, rank, eps, xp, *, symmetric):
+    """:func:`nystroem_map`; ``symmetric=None`` checks that K̂ is symmetric beyond round-off
+    (its symmetric part was factored silently: [[1, 0.9], [0, 1]] as [[1, 0.45], [0.45,
+    1]]), True skips that check for the kernel matrix the estimators compute."""
     if not hasattr(K_hat, "shape"):  # a nested list
         K_hat = as_float_matrix(K_hat, "K_hat")
     shape = tuple(K_hat.shape)
@@ -416,6 +425,8 @@ def nystroem_map(K_hat, rank, eps, xp):
     if rank is not None:
         rank = check_count(rank, "rank")
     eps = check_nonnegative(eps, "eps")
+    if symmetric is None:
+        check_symmetric(K_hat, "K_hat", xp)
     m = shape[0]
     K_hat = 0.5 * (K_hat + K_hat.T)  # the symmetric matrix the kernel promises
     evals, evecs = xp.linalg.eigh(K_hat)
@@ -478,7 +489,7 @@ def nystroem_fit(est, X, xp, rng, kernel, warning):
     pdtype = aa.max_float(xp, device)
     eps = float(xp.finfo(X.dtype).eps)
     K_hat = xp.astype(_finite_gram(kernel, basis, xp, "X"), pdtype)
-    evals, normalization, info = nystroem_map(K_hat, est.rank, eps, xp)
+    evals, normalization, info = _nystroem_map(K_hat, est.rank, eps, xp, symmetric=True)
     if info["n_keep"] < m:
         warnings.warn(rank_deficiency_message(m, info), warning, stacklevel=find_stack_level())
     return {

@@ -41,8 +41,8 @@ from ._validation import (
     check_count,
     check_positive,
     find_stack_level,
-    no_phase_warning,
     refuse_complex_features,
+    transform_unwarned,
 )
 from .features import RandomFourierFeatures
 from .kernels import resolve_kernel
@@ -170,16 +170,6 @@ def _per_chunk_factor(func, X, Y, M):
     return np.asarray(parts[0].compute())
 
 
-def _warns_later(features):
-    """Whether the ``transform`` of ``features`` is one of the package's cosine maps, which
-    can leave the lost-phase warning to the caller (``_transform_unwarned``): the class
-    that defines ``transform`` defines that too (a subclass's own transform is called)."""
-    for klass in type(features).__mro__:
-        if "transform" in vars(klass):
-            return "_transform_unwarned" in vars(klass)
-    return False
-
-
 def _dense_features(features, xb):
     """ψ(x) of a chunk as a dense float64 array, the largest argument of its cosines and
     ``warn``, which warns for such a largest argument (:meth:`RandomFourierFeatures.
@@ -191,10 +181,7 @@ def _dense_features(features, xb):
     A sparse map (random binning) made ``np.asarray`` a 0-d object array, and the fit
     failed with an IndexError. Complex features (``map="complex"``) are refused: the cast
     dropped their imaginary part."""
-    if _warns_later(features):
-        Z, big, warn = features._transform_unwarned(xb)
-    else:
-        Z, big, warn = features.transform(xb), 0.0, no_phase_warning
+    Z, big, warn = transform_unwarned(features, xb)
     Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
     refuse_complex_features(Z, "features")
     return Z.astype(np.float64, copy=False), big, warn

@@ -56,6 +56,7 @@ from ._array_api import namespace_of
 from ._progress import Progress
 from ._validation import (
     ClassifierScoreMixin,
+    LostPhase,
     RegressorScoreMixin,
     cast_for_kernel,
     cast_to,
@@ -72,6 +73,7 @@ from ._validation import (
     one_vs_rest_targets,
     real_constraint,
     refuse_complex_features,
+    transform_unwarned,
     validate_data,
 )
 from .features import RandomFourierFeatures
@@ -1080,10 +1082,14 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
             self, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
         )
         names = vars(self).get("feature_names_in_")  # the blocks below are plain arrays
+        # a lost phase warns once for the fit, with the largest argument of all blocks (each
+        # block warned on its own)
+        phase = LostPhase()
         for start in range(0, len(X), self.block_size):
             self._partial_fit(
-                X[start : start + self.block_size], y[start : start + self.block_size], names
+                X[start : start + self.block_size], y[start : start + self.block_size], names, phase
             )
+        phase.warn()
         if names is not None:
             self.feature_names_in_ = names
         return self.solve()
@@ -1095,7 +1101,8 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
             return _copy_fitted_map(self.features, names, type(self).__name__)
         features = clone(self.features).fit(X)
         if not isinstance(features, _DATA_INDEPENDENT_MAPS):
-            D = features.transform(X[:1]).shape[1]
+            # (the first row's lost phase, if any, is the first block's warning)
+            D = transform_unwarned(features, X[:1])[0].shape[1]
             if len(X) < 10 * D:
                 warnings.warn(
                     f"{type(features).__name__} was fitted on the first block only, "
@@ -1112,8 +1119,9 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
         about the first row seen (no solve)."""
         return self._partial_fit(X, y)
 
-    def _partial_fit(self, X, y, names=None):
-        # names: the columns of the X that fit streams in plain-array blocks
+    def _partial_fit(self, X, y, names=None, phase=None):
+        # names: the columns of the X that fit streams in plain-array blocks; phase: fit's
+        # LostPhase, which warns once after all blocks (None: this call warns for itself)
         first = not hasattr(self, "_ZtZ")
         if first:
             self._validate_params()
@@ -1136,7 +1144,11 @@ class StreamingFeatureRidge(RegressorScoreMixin, MultiOutputMixin, RegressorMixi
             raise ValueError(
                 f"y has {Y.shape[1]} targets but earlier blocks had {self._Zty.shape[1]}."
             )
-        Z = refuse_complex_features(self.features_.transform(X))
+        own = phase is None
+        phase = LostPhase() if own else phase
+        Z = refuse_complex_features(phase.transform(self.features_, X))
+        if own:
+            phase.warn()
         Z = sp.csr_matrix(Z, dtype=np.float64) if sp.issparse(Z) else np.asarray(Z, np.float64)
         if first:
             _refuse_no_features(Z, self.features_)

@@ -45,6 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._progress import Progress
 from ._validation import (
     ClassifierScoreMixin,
+    LostPhase,
     as_float_matrix,
     as_float_vector,
     check_labels,
@@ -670,9 +671,11 @@ class FeatureSGDClassifier(ClassifierScoreMixin, ClassifierMixin, BaseEstimator)
         saved = (self._w.copy(), self._w_avg.copy(), self._state.copy())
         progress = Progress(f"{type(self).__name__}.partial_fit", self.verbose)
         overflow, big = False, 0.0
+        phase = LostPhase()  # one warning for all blocks (each block warned on its own)
         for start in range(0, len(X), self.block_size):
             Z = np.ascontiguousarray(
-                self.features_.transform(X[start : start + self.block_size]), dtype=np.float64
+                phase.transform(self.features_, X[start : start + self.block_size]),
+                dtype=np.float64,
             )
             if _sgd_block(
                 Z,
@@ -687,6 +690,8 @@ class FeatureSGDClassifier(ClassifierScoreMixin, ClassifierMixin, BaseEstimator)
                 overflow, big = True, max(big, float(np.abs(Z).max()))
             if progress and progress.due():
                 progress.report(self._progress_line(Z, s[start : start + len(Z)], start, len(X)))
+
+        phase.warn()  # before a divergence below is refused: the features may be why
 
         def roll_back():  # a failed call leaves the model as it was
             if first:
@@ -742,9 +747,11 @@ class FeatureSGDClassifier(ClassifierScoreMixin, ClassifierMixin, BaseEstimator)
 
         def scores():
             out = np.empty(len(X))
+            phase = LostPhase()  # one warning for all blocks
             for start in range(0, len(X), self.block_size):
-                Z = np.asarray(self.features_.transform(X[start : start + self.block_size]))
+                Z = np.asarray(phase.transform(self.features_, X[start : start + self.block_size]))
                 out[start : start + len(Z)] = Z @ self.coef_[0] + self.intercept_[0]
+            phase.warn()
             return out
 
         # NaN scores came back with numpy's warnings only, and predict made them class 0

@@ -49,6 +49,7 @@ from ._validation import (
     check_count,
     check_nonnegative,
     check_positive,
+    check_symmetric,
     find_stack_level,
 )
 
@@ -574,8 +575,9 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
         If A does not hold real numbers (the error names ``name``), or ``max_tries`` is not an
         integer.
     ValueError
-        If A is not a square matrix (named by ``name``), ``eps`` is not a number in (0, 1)
-        or ``max_tries`` < 1.
+        If A is not a square matrix or not symmetric beyond round-off (named by ``name``;
+        the factorization reads one triangle), ``eps`` is not a number in (0, 1) or
+        ``max_tries`` < 1.
     NotPositiveDefiniteError
         When no shift up to :math:`100^{\text{max\_tries}-1}` times the first, nor up to
         :math:`\max_i A_{ii}`, works: a PSD matrix needs a jitter of the order of its rounding
@@ -595,6 +597,13 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     >>> print(shift > 0, np.allclose(T.T @ T, A + shift * np.eye(3)))
     True True
     """
+    return _cholesky_jitter(A, xp=xp, name=name, eps=eps, max_tries=max_tries, symmetric=None)
+
+
+def _cholesky_jitter(A, *, xp, name, eps, max_tries, symmetric):
+    """:func:`cholesky_jitter`; ``symmetric=None`` checks that A is symmetric to round-off
+    (the factorization reads one triangle: [[2, 1], [0, 2]] was factored as 2·I), True
+    skips that O(M²) check for a matrix symmetric by construction (the preconditioner's)."""
     xp = _xp(xp)
     if xp is np:
         A = as_real_array(A, name)
@@ -609,6 +618,8 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     # a sum first: the elementwise test is an M × M temporary (2.5 GB at M = 50 000)
     if not all_finite(A, xp):
         raise NotPositiveDefiniteError(f"{name} holds NaN or infinity.")
+    if symmetric is None:
+        check_symmetric(A, name, xp)
     # relative to A's own scale: an absolute floor of 1 would swamp a PSD matrix of 1e-150
     # (a matrix with no positive diagonal entry is not PSD; 1 then sets the scale)
     top = float(xp.max(xp.linalg.diagonal(A))) if M else 0.0
@@ -711,7 +722,9 @@ class FalkonPreconditioner:
         self.shift = self._excess = 0.0
         if kind == "falkon":
             own = float(self.xp.finfo(KMM.dtype).eps)
-            self.T, self.shift = cholesky_jitter(KMM, xp=self.xp, name="K_MM", eps=eps)
+            self.T, self.shift = _cholesky_jitter(
+                KMM, xp=self.xp, name="K_MM", eps=eps, max_tries=12, symmetric=True
+            )
             # T's jitter is sized to the blocks' precision; the regulariser keeps only the
             # jitter of K_MM's own precision (the same multiple of its ε), which a float64
             # K_MM needs to be positive definite but which is far below any λ
@@ -723,7 +736,9 @@ class FalkonPreconditioner:
             del KMM
             TTt /= self.M
             TTt = aa.add_to_diagonal(TTt, lam, self.xp)
-            self.A, _ = cholesky_jitter(TTt, xp=self.xp, name="T Tᵀ/M + λI")
+            self.A, _ = _cholesky_jitter(
+                TTt, xp=self.xp, name="T Tᵀ/M + λI", eps=None, max_tries=12, symmetric=True
+            )
             self._KMM = None
         else:
             self.T = self.A = None

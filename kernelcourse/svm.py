@@ -747,6 +747,12 @@ def _box_weights(est, sample_weight, X, y_enc, *, liblinear=False):
                 f"class_weight names labels {sorted(unknown, key=str)} that are not in y "
                 f"(classes {classes.tolist()})."
             )
+        for label, value in est.class_weight.items():
+            if isinstance(value, bool | np.bool_):  # True was fitted as the weight 1
+                raise TypeError(
+                    f"class_weight[{_label(label)}] is {value!r}, a bool; class weights are "
+                    "real numbers >= 0 (1.0 leaves a class as it is)."
+                )
         bad = {k: v for k, v in est.class_weight.items() if not isinstance(v, Real)}
         if bad:  # scikit-learn's float() error ("could not convert string") names no argument
             raise TypeError(f"class_weight must map labels to real numbers, got {bad!r}.")

@@ -100,7 +100,8 @@ def _kernel_blocks(kernel, X, C, A, dtype):
 def _landmark_map(kernel, basis, rank, eps):
     """:func:`~kernelcourse.devices.nystroem_map` of the landmarks' kernel matrix, in
     float64."""
-    return devices.nystroem_map(np.asarray(kernel(basis), dtype=np.float64), rank, eps, np)
+    K_hat = np.asarray(kernel(basis), dtype=np.float64)
+    return devices._nystroem_map(K_hat, rank, eps, np, symmetric=True)
 
 
 def ridge_leverage_scores(Z, diag, ridge):
