@@ -208,10 +208,12 @@ def check_same_features(X, Y, x_name="X", y_name="Y"):
 
 def check_symmetric(A, name, xp=np, *, block=1024):
     """Raise a ValueError naming ``name`` where the square matrix A (of namespace ``xp``) is
-    not symmetric beyond round-off (relative 1e-8, 1e-4 below float64), compared in blocks
-    of rows (no n × n temporary). A factorization that reads one triangle (Cholesky, eigh)
-    silently factored the symmetric matrix of that triangle instead."""
-    rtol = 1e-8 if A.dtype == xp.float64 else 1e-4
+    not symmetric beyond round-off, compared in blocks of rows (no n × n temporary). A
+    factorization that reads one triangle (Cholesky, eigh) silently factored the symmetric
+    matrix of that triangle instead. The tolerance, 1e-4 of the largest entry whatever A's
+    dtype, admits a Gram matrix computed in float32 (by a general product, which rounds
+    A_ij and A_ji differently) and stored in float64."""
+    rtol = 1e-4
     diff = scale = 0.0
     n = A.shape[0]
     for start in range(0, n, block):
