@@ -180,3 +180,27 @@ def test_fmt_tex_count_groups_thousands_as_tex_wants():
     for bad in (2.0, True, "1000"):
         with pytest.raises(TypeError, match="value must be a whole number"):
             fmt_tex_count(bad)
+
+
+def test_fmt_sci_writes_one_unbreakable_power_of_ten():
+    from kernelcourse.book.report import fmt_sci, fmt_tex_sci
+
+    nb = "\u00a0"
+    assert fmt_sci(4.64e-5) == f"4.6{nb}×{nb}10⁻⁵"
+    assert fmt_sci(4.64e-5, 3) == f"4.64{nb}×{nb}10⁻⁵"
+    assert fmt_sci(np.float32(-3.2e7)) == f"\u22123.2{nb}×{nb}10⁷"
+    # a mantissa of 1 is left out, after rounding
+    assert fmt_sci(1e-6) == "10⁻⁶" and fmt_sci(0.99996e-3) == "10⁻³"
+    assert fmt_sci(-1e12) == "\u221210¹²" and fmt_sci(2e-6) == f"2.0{nb}×{nb}10⁻⁶"
+    assert fmt_tex_sci(4.64e-5) == r"{4.6 \times 10^{-5}}"
+    assert fmt_tex_sci(np.int64(12345), 3) == r"{1.23 \times 10^{4}}"
+    assert fmt_tex_sci(1e-12) == "{10^{-12}}" and fmt_tex_sci(-1e3) == "{-10^{3}}"
+    for f in (fmt_sci, fmt_tex_sci):
+        for bad in (0.0, np.inf, np.nan):
+            with pytest.raises(ValueError, match="value must be finite and non-zero"):
+                f(bad)
+        for bad in (True, "1e-3", None):
+            with pytest.raises(TypeError, match="value must be a real number"):
+                f(bad)
+        with pytest.raises(ValueError, match="digits must be a positive integer"):
+            f(1.5, 0)

@@ -29,6 +29,8 @@ __all__ = [
     "fmt_time",
     "fmt_plain",
     "fmt_tex_count",
+    "fmt_sci",
+    "fmt_tex_sci",
     "fmt_duration",
 ]
 
@@ -141,6 +143,50 @@ def fmt_tex_count(value):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"value must be a whole number, got {type(value).__name__}.")
     return f"{int(value):,}".replace(",", "{,}")
+
+
+def _mantissa_exponent(value, digits):
+    """``value`` rounded to ``digits`` significant digits as (mantissa text, exponent), the
+    mantissa dropped (``None``) where it is 1: 1e-6 is written 10⁻⁶, not 1.0 × 10⁻⁶."""
+    _check_digits(digits)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"value must be a real number, got {type(value).__name__}.")
+    value = float(value)
+    if not np.isfinite(value) or value == 0:
+        raise ValueError(f"value must be finite and non-zero, got {value!r}.")
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    if mantissa.lstrip("-").rstrip("0").rstrip(".") == "1":
+        mantissa = "-" if value < 0 else None
+    return mantissa, int(exponent)
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_MINUS, _NBSP = "\u2212", "\u00a0"
+
+
+def fmt_sci(value, digits=2):
+    """A non-zero number in scientific notation for prose and tables, to ``digits``
+    significant digits, with a true minus sign and no-break spaces (a phone never ends a line
+    at "×"): 0.0000464 → "4.6 × 10⁻⁵", 2e-6 → "2.0 × 10⁻⁶", 1e-6 → "10⁻⁶"."""
+    mantissa, exponent = _mantissa_exponent(value, digits)
+    power = "10" + str(exponent).translate(_SUPERSCRIPT)
+    if mantissa is None:
+        return power
+    if mantissa == "-":
+        return _MINUS + power
+    return mantissa.replace("-", _MINUS) + f"{_NBSP}×{_NBSP}{power}"
+
+
+def fmt_tex_sci(value, digits=2):
+    """:func:`fmt_sci` for TeX math, as one brace group so that it never breaks at ×:
+    0.0000464 → ``"{4.6 \\times 10^{-5}}"``, 1e-6 → ``"{10^{-6}}"``."""
+    mantissa, exponent = _mantissa_exponent(value, digits)
+    power = f"10^{{{exponent}}}"
+    if mantissa is None:
+        return f"{{{power}}}"
+    if mantissa == "-":
+        return f"{{-{power}}}"
+    return f"{{{mantissa} \\times {power}}}"
 
 
 # (upper limit in seconds, unit, seconds per unit): the first unit whose range holds the value.
