@@ -371,7 +371,8 @@ def sgd_approx_features_on_the_fly(X, y, feature_map, *, order, step_size):
         w,
         "primal",
         tally.total,
-        n * d + d * D + D,
+        # the data, the map's frequencies Ω and phases b, and w
+        n * d + d * D + 2 * D,
         predictor=lambda Xq: psi(Xq) @ w,
         n_features=X.shape[1],
     )
@@ -394,8 +395,8 @@ def sgd_approx_cached_features(X, y, feature_map, *, order, step_size):
         w,
         "primal",
         tally.total,
-        # the cached features, the map's frequencies (kept to map test points) and w, as ⑤
-        n * D + d * D + D,
+        # the cached features, the map's Ω and b (kept to map test points) and w, as ⑤
+        n * D + d * D + 2 * D,
         predictor=lambda Xq: psi(Xq) @ w,
         n_features=X.shape[1],
     )

@@ -46,9 +46,9 @@ def test_approximate_feature_strategies_agree_with_each_other_and_the_dual():
     r5 = sgd.sgd_approx_features_on_the_fly(X, y, rff, order=order, step_size=steps)
     r6 = sgd.sgd_approx_cached_features(X, y, rff, order=order, step_size=steps)
     np.testing.assert_allclose(r5.coef, r6.coef, rtol=1e-10, atol=1e-12)
-    # Both hold the map's frequencies and w; ⑤ holds the data, ⑥ the cached features.
+    # Both hold the map's frequencies and phases and w; ⑤ holds the data, ⑥ the features.
     (n, d), D = X.shape, 40
-    assert r5.memory == n * d + d * D + D and r6.memory == n * D + d * D + D
+    assert r5.memory == n * d + d * D + 2 * D and r6.memory == n * D + d * D + 2 * D
     # ⑥ is ④ with the approximate kernel ψ(x)ᵀψ(y) = linear kernel on ψ.
     Z = rff.transform(X)
     r4 = sgd.sgd_dual_cached_gram(Z, y, Linear(), order=order, step_size=steps)
