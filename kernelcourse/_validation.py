@@ -46,6 +46,7 @@ __all__ = [
     "r2_at_any_scale",
     "ClassifierScoreMixin",
     "find_stack_level",
+    "check_namespace",
 ]
 
 # Libraries whose frames stand between the user's line and a warning of the package:
@@ -204,6 +205,24 @@ def check_same_features(X, Y, x_name="X", y_name="Y"):
             f"{y_name} has {Y.shape[1]} features but {x_name} has {X.shape[1]}; "
             "both must describe points of the same space."
         )
+
+
+# what every array namespace these functions call offers: the array-API standard's names
+_NAMESPACE_NAMES = ("asarray", "finfo", "max", "abs")
+
+
+def check_namespace(xp, name="xp"):
+    """``xp`` as an array namespace, numpy for None; a TypeError naming ``name`` for
+    anything else (the string "numpy", or ``numpy.linalg``, failed deep inside with an
+    AttributeError that named neither)."""
+    if xp is None:
+        return np
+    if not all(hasattr(xp, attribute) for attribute in _NAMESPACE_NAMES):
+        raise TypeError(
+            f"{name} must be an array namespace (a module such as numpy, or "
+            f"array_api_compat.array_namespace(X)) or None, got {xp!r}."
+        )
+    return xp
 
 
 def check_symmetric(A, name, xp=np, *, block=1024):

@@ -36,6 +36,7 @@ from ._validation import (
     cast_to,
     check_cosine_arguments,
     check_count,
+    check_namespace,
     check_nonnegative,
     check_symmetric,
     find_stack_level,
@@ -146,6 +147,7 @@ def gram_block(kernel, X, Y=None, *, xp=None):
     """
     if xp is None:  # X's own library, whether or not array_api_dispatch is on
         xp = array_api_compat.array_namespace(X) if aa._foreign(X) else np
+    xp = check_namespace(xp, "xp")
     checked = []
     for name, A in (("X", X), ("Y", Y)):
         if A is not None:
@@ -403,7 +405,7 @@ def nystroem_map(K_hat, rank, eps, xp):
     >>> print(np.all(np.triu(A, 1) == 0), np.allclose(A @ L, np.eye(5)))
     True True
     """
-    return _nystroem_map(K_hat, rank, eps, np if xp is None else xp, symmetric=None)
+    return _nystroem_map(K_hat, rank, eps, check_namespace(xp, "xp"), symmetric=None)
 
 
 def _nystroem_map(K_hat, rank, eps, xp, *, symmetric):

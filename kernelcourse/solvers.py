@@ -47,6 +47,7 @@ from ._validation import (
     all_finite,
     as_real_array,
     check_count,
+    check_namespace,
     check_nonnegative,
     check_positive,
     check_symmetric,
@@ -99,7 +100,7 @@ class CGResult:
 
 
 def _xp(xp):
-    return np if xp is None else xp
+    return check_namespace(xp, "xp")
 
 
 def _check_eps(eps):

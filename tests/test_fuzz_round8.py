@@ -121,3 +121,24 @@ def test_nystroem_map_refuses_a_matrix_that_is_not_symmetric_and_takes_xp_none()
     ref = nystroem_map(K_hat, None, np.finfo(float).eps, np)
     got = nystroem_map(K_hat, None, np.finfo(float).eps, None)
     np.testing.assert_array_equal(got[1], ref[1])
+
+
+@pytest.mark.parametrize("bad", ["numpy", np.linalg, 3])
+def test_functions_taking_xp_name_it_when_it_is_no_array_namespace(bad):
+    # xp="numpy" failed with "'str' object has no attribute 'finfo'" (or '__name__', 'max'),
+    # naming neither the argument nor what it should be
+    from kernelcourse.devices import gram_block, nystroem_map
+    from kernelcourse.kernels import RBF
+    from kernelcourse.solvers import FalkonPreconditioner, block_cg, cholesky_jitter
+
+    A = np.eye(3)
+    calls = [
+        lambda: gram_block(RBF(gamma=1.0), A, xp=bad),
+        lambda: nystroem_map(A, None, 1e-16, bad),
+        lambda: cholesky_jitter(A, xp=bad),
+        lambda: FalkonPreconditioner(A, 1e-3, 10, xp=bad),
+        lambda: block_cg(lambda V: V, np.ones((3, 1)), xp=bad),
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match=r"^xp must be an array namespace .* or None, got"):
+            call()
