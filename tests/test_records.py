@@ -264,3 +264,44 @@ def test_falkon_setting_and_trials_from_the_validation(forest):
     # one γ chosen: named by its value
     record["validation"]["falkon"]["chosen"]["gamma"] = 0.1
     assert "γ = 0.1" in records.forest_settings(record)["nystroem_falkon"]
+
+
+def test_book_counts_writes_spaced_counts_with_commas():
+    assert records.book_counts("the first 120 000 rows; the last 10 000") == (
+        "the first 120,000 rows; the last 10,000"
+    )
+    assert records.book_counts("10 000 000 rows") == "10,000,000 rows"
+    # no count of groups of three: a dimension, a date, a decimal are left as they are
+    for text in ("d = 54, seed 0", "2026 11", "1.5 000", "12 3456"):
+        assert records.book_counts(text) == text
+
+
+def test_svm_data_and_tables_from_the_record():
+    record = load_benchmark("svm_covertype")
+    data = records.svm_data(record)
+    assert "the first 120,000 rows" in data and "the last 10,000 the test set" in data
+    assert "000 " not in data.replace(",000 ", "")  # no count left with a space
+    acc = records.svm_table(record)
+    time = records.svm_table(record, "time")
+    for table in (acc, time):
+        assert table.headers == ["n", "KernelSVC", "LIBSVM", "oneDAL"]
+        assert [row[0] for row in table.cells] == [f"{r['n']:,}" for r in record["rows"]]
+    for row, r in zip(acc.cells, record["rows"], strict=True):
+        assert row[1:] == [records.pct(r["test_accuracy"][p], 2) for p in records.SVM_SOLVERS]
+    for row, r in zip(time.cells, record["rows"], strict=True):
+        assert row[1:] == [records.seconds(r["fit_s"][p]) for p in records.SVM_SOLVERS]
+    assert "10,000 Covertype rows" in acc.title and "tol = 10⁻³" in acc.title
+    assert "up to 3 fits" in time.title
+    with pytest.raises(ValueError, match="part"):
+        records.svm_table(record, "speed")
+    # the solvers agree as the benchmark checks before it times a row
+    for r in record["rows"]:
+        objective, points = records.svm_agreement(r)
+        assert 0 <= objective <= 1e-3 and 0 <= points <= 0.1 + 1e-9
+    # without oneDAL, its column is left out
+    lone = copy.deepcopy(record)
+    for r in lone["rows"]:
+        for key in ("fit_s", "test_accuracy", "dual_objective"):
+            r[key].pop("oneDAL")
+    assert records.svm_table(lone, "time").headers == ["n", "KernelSVC", "LIBSVM"]
+    assert records.svm_agreement(lone["rows"][0])[1] == pytest.approx(2e-2)

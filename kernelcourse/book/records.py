@@ -11,6 +11,7 @@ page prints, so the page holds prose and figures and no parsing.
 from __future__ import annotations
 
 import math
+import re
 
 from .report import Table
 
@@ -36,6 +37,10 @@ __all__ = [
     "gpu_frontier_table",
     "cpu_frontier",
     "svm_speed_table",
+    "svm_data",
+    "svm_agreement",
+    "svm_table",
+    "book_counts",
     "machine_line",
 ]
 
@@ -94,6 +99,16 @@ def _lam(value):
         digits = str(exponent).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
         return f"10{digits}"
     return f"{value:g}"
+
+
+_SPACED_COUNT = re.compile(r"(?<![\d.])\d{1,3}(?: \d{3})+(?![\d.])")
+
+
+def book_counts(text):
+    """``text`` with every count written with spaces between its groups of three digits
+    ("120 000") written as the book writes counts, with a comma ("120,000"); a comma is
+    what the tables print, and a space can break a count across two lines on a phone."""
+    return _SPACED_COUNT.sub(lambda m: m.group(0).replace(" ", ","), text)
 
 
 def machine_line(record):
@@ -562,3 +577,61 @@ def svm_speed_table(record):
         "(above 1×: slower than KernelSVC)"
     )
     return Table(cells, ["n", "KernelSVC", *peers], title=title)
+
+
+#: the solvers of the SVM record, in the order the tables print them
+SVM_SOLVERS = ("KernelSVC", "LIBSVM", "oneDAL")
+
+
+def _svm_solvers(record):
+    return [p for p in SVM_SOLVERS if p in record["rows"][0]["fit_s"]]
+
+
+def svm_data(record):
+    """The SVM record's data in words, its counts written the book's way
+    (:func:`book_counts`): the record stores the description as the benchmark wrote it."""
+    return book_counts(record["data"])
+
+
+def svm_agreement(row):
+    """How far the solvers of one row of the SVM record are from one another:
+    ``(relative spread of the dual objectives, spread of the test accuracies in points)``,
+    the largest minus the smallest over the solvers. The benchmark times a row only when
+    each peer is within 10⁻³ relative and 0.1 points of ``KernelSVC``."""
+    obj, acc = row["dual_objective"].values(), row["test_accuracy"].values()
+    return (max(obj) - min(obj)) / abs(row["dual_objective"]["KernelSVC"]), 100 * (
+        max(acc) - min(acc)
+    )
+
+
+def svm_table(record, part="accuracy"):
+    """The SVM record as it was measured, one row per training size n and one column per
+    solver (``KernelSVC``, LIBSVM and oneDAL where the record has it), at most four
+    columns, which a phone's width holds.
+
+    ``part="accuracy"``: the test accuracy of each solver, two decimals, since they differ
+    by hundredths of a point. ``part="time"``: each solver's fit time in seconds, the
+    shortest of the repeated fits (:func:`svm_speed_table` gives the peers' as multiples).
+    """
+    if part not in ("accuracy", "time"):
+        raise ValueError(f"part must be 'accuracy' or 'time', got {part!r}.")
+    solvers = _svm_solvers(record)
+    settings = record["settings"]
+    rows = []
+    for r in record["rows"]:
+        if part == "accuracy":
+            rows.append([f"{r['n']:,}"] + [pct(r["test_accuracy"][p], 2) for p in solvers])
+        else:
+            rows.append([f"{r['n']:,}"] + [seconds(r["fit_s"][p]) for p in solvers])
+    if part == "accuracy":
+        title = (
+            f"Test accuracy on {settings['n_test']:,} Covertype rows after training on n "
+            f"(RBF kernel, γ = {settings['gamma']}, C = {settings['C']:g}, "
+            f"tol = {_lam(settings['tol'])})"
+        )
+    else:
+        repeat = max(r["repeat"] for r in record["rows"])
+        title = (
+            f"Fit time on n Covertype rows, in seconds, each the shortest of up to {repeat} fits"
+        )
+    return Table(rows, ["n", *solvers], title=title)
