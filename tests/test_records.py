@@ -305,3 +305,16 @@ def test_svm_data_and_tables_from_the_record():
             r[key].pop("oneDAL")
     assert records.svm_table(lone, "time").headers == ["n", "KernelSVC", "LIBSVM"]
     assert records.svm_agreement(lone["rows"][0])[1] == pytest.approx(2e-2)
+
+
+def test_gpu_speedup_table_times_the_same_computation_on_both():
+    record = load_benchmark("gpu_covertype")
+    table = records.gpu_speedup_table(record)
+    assert table.headers == ["computation", "CPU", "GPU", "ratio"]
+    cases = record["device_vs_cpu"]
+    assert len(table.cells) == len(cases)
+    for row, c in zip(table.cells, cases, strict=True):
+        assert row[0] == records.book_counts(c["case"]) and " 000" not in row[0]
+        assert row[1:3] == [records.seconds(c["cpu_s"]), records.seconds(c["gpu_s"])]
+        assert row[3] == f"{c['cpu_s'] / c['gpu_s']:.0f}×"
+    assert record["machine"]["gpu"] in table.title and record["machine"]["cpu"] in table.title

@@ -35,6 +35,7 @@ __all__ = [
     "lecture004_pca_table",
     "gpu_table",
     "gpu_frontier_table",
+    "gpu_speedup_table",
     "cpu_frontier",
     "svm_speed_table",
     "svm_data",
@@ -522,6 +523,29 @@ def gpu_table(record, part="accuracy"):
         )
     return Table(
         rows, ["method, task", "setting", "accuracy"], title=f"Full Covertype on {gpu}"
+    )
+
+
+def gpu_speedup_table(record):
+    """The GPU record's like-for-like timings: each computation run on the GPU and on the
+    same machine's CPU cores, both times in seconds and their ratio; the computations are
+    named as the record names them, counts written the book's way (:func:`book_counts`)."""
+    m = record["machine"]
+    rows = [
+        [
+            book_counts(c["case"]),
+            seconds(c["cpu_s"]),
+            seconds(c["gpu_s"]),
+            f"{c['cpu_s'] / c['gpu_s']:.0f}×",
+        ]
+        for c in record["device_vs_cpu"]
+    ]
+    cores = m.get("cpu_threads", m["cores"])
+    return Table(
+        rows,
+        ["computation", "CPU", "GPU", "ratio"],
+        title=f"The same computation on one {m.get('gpu', 'GPU')} and on {cores} CPU threads "
+        f"of the same machine ({m['cpu']}): time in seconds, and the CPU's time over the GPU's",
     )
 
 
