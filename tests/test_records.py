@@ -145,6 +145,9 @@ def test_lecture004_tables(lecture):
     first = lecture["lecture"]["pca"]["explained_variance"]["kernel PCA"][0]
     assert slides.cells[0][2] == f"{first:.3g}"
     assert "lecture" not in " ".join(pca.headers) and "Lecture 004" in slides.title
+    # the title says what the shares are of
+    shares = "share of the 10 leading components' variance and of the kernel's total"
+    assert shares in pca.title
     with pytest.raises(ValueError, match="source"):
         records.lecture004_pca_table(lecture, "slides")
 
@@ -255,7 +258,8 @@ def test_falkon_setting_and_trials_from_the_validation(forest):
     )
     trials = records.falkon_trials_table(record)
     assert trials.cells[0][:3] == ["one γ = 0.1", "10⁻⁶", "83.00 %"]
-    assert trials.cells[1][0] == "γ_k = 0.05 × binning factor²" and trials.cells[1][-1] == "yes"
+    assert trials.cells[1][0] == "γ_k = 0.05 × binning factor² (chosen)"
+    assert "(chosen)" not in trials.cells[0][0] and len(trials.headers) == 4
     sizes = records.falkon_sizes_table(record)
     assert [row[-1] for row in sizes.cells] == ["yes", "no"]
     # the row count is the record's, printed as every count in the book
