@@ -1399,6 +1399,19 @@ def test_hw3_q1_fails_points_on_a_coarse_grid(capsys):
     assert "the points lie on a coarse grid" in capsys.readouterr().out
 
 
+def _power_function_with_unit_diagonal(kernel, centers, points):
+    """P² = 1 − k_xᵀK_X⁻¹k_x: right for the RBF kernel alone, where K(x, x) = 1."""
+    B = kernel(centers, points)
+    return np.sqrt(np.maximum(1.0 - np.sum(B * np.linalg.solve(kernel(centers, centers), B), 0), 0))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hw8_q2_fails_a_power_function_that_takes_k_x_x_as_1(seed, capsys):
+    with pytest.raises(AssertionError, match=r"hw8\.q2: 1 of 4 checks failed"):
+        check.hw8.q2(_power_function_with_unit_diagonal, seed=seed)
+    assert "kernel.diag" in capsys.readouterr().out
+
+
 def test_hw8_q3_fails_p_max_reported_as_p_squared(capsys):
     path = next(p for p in SOLUTIONS if p.name.startswith("hw8_"))
     p_greedy = _solution_functions(path)["p_greedy"]
@@ -1408,7 +1421,8 @@ def test_hw8_q3_fails_p_max_reported_as_p_squared(capsys):
         return indices, np.asarray(p_max) ** 2
 
     for seed in range(3):
-        with pytest.raises(AssertionError, match=r"hw8\.q3: 1 of 3 checks failed"):
+        # the first test fails it too where K(x, x) = c is not 1, so that p_max[0]² ≠ p_max[0]
+        with pytest.raises(AssertionError, match=r"hw8\.q3: [12] of 3 checks failed"):
             check.hw8.q3(squared, seed=seed)
         assert "not of P²" in capsys.readouterr().out
 

@@ -1,8 +1,9 @@
 """Self-checks for homework 8: an unpenalised offset, the power function and P-greedy (lecture 003).
 
 The checks test optimality conditions and properties every correct answer has: the residual of a
-fit with an offset, the interpolation conditions of the power function and the error bound it
-gives, the monotone maxima of a greedy run, and how many kernel entries it evaluates. None stores
+fit with an offset, the interpolation conditions of the power function, the error bound it
+gives and how it scales with the kernel, the monotone maxima of a greedy run, and how many kernel
+entries it evaluates. None stores
 an expected value or computes the power function itself.
 """
 
@@ -151,6 +152,17 @@ def q2(student_power_function, *, seed=None):
         large = power(centers, X)
         assert np.all(large <= small + 1e-7), "P with 8 centres exceeds P with 4 of them"
 
+    @c.test(
+        "multiplying the kernel by c multiplies P by √c (K(x, x) = c, not 1)",
+        "‖g‖ in the RKHS of cK is ‖g‖_H / √c, and K(x, x) comes from kernel.diag, which "
+        "is 1 for the RBF kernel alone.",
+    )
+    def _():
+        scale = float(rng.uniform(2, 6))
+        P = power(centers, X)
+        got = as_numbers(c.fn(scale * kernel, centers, X), "P for c·K")
+        close(got, np.sqrt(scale) * P, rtol=1e-6, atol=1e-7, what="P for c·K")
+
     c.finish()
 
 
@@ -165,7 +177,8 @@ def q3(student_p_greedy, *, seed=None):
     rng = fresh_rng(seed)
     c = SelfCheck("hw8.q3", student_p_greedy, forbid=SOLVERS, allow=KERNELS)
     N, m = 200, 12
-    base = RBF(gamma=float(rng.uniform(1, 4)))
+    # K(x, x) = c, not 1: a P² that starts from 1 instead of kernel.diag fails
+    base = float(rng.uniform(2, 5)) * RBF(gamma=float(rng.uniform(1, 4)))
     candidates = rng.uniform(-1, 1, size=(N, 2))
 
     @c.test(
@@ -203,7 +216,7 @@ def q3(student_p_greedy, *, seed=None):
         "p_max[k] is the largest value of the power function P itself, not of P².",
     )
     def _():
-        # candidates close together, so that P after one centre stays well below 1
+        # candidates close together, so that P after one centre stays well below √K(x, x)
         near = rng.uniform(-0.25, 0.25, size=(60, 2))
         indices, p_max = c.fn(CountingKernel(base), near, 3)
         indices, p_max = as_numbers(indices, "indices"), as_numbers(p_max, "p_max")
