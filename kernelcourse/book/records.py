@@ -73,6 +73,15 @@ FOREST_TASKS_SHORT = {"binary": "type 2 vs rest", "multiclass": "7 classes"}
 _UNIT_SPACE = "\u00a0"
 
 
+def _unbroken(text):
+    """``text`` with no-break spaces around "=" and "×", so that a narrow table column
+    breaks a setting such as "D = 4,000, γ = 0.1" only after a comma, never inside
+    "γ = 0.1"."""
+    return text.replace(" = ", f"{_UNIT_SPACE}={_UNIT_SPACE}").replace(
+        " × ", f"{_UNIT_SPACE}×{_UNIT_SPACE}"
+    )
+
+
 def pct(value, digits=1):
     """A fraction as a percentage with ``digits`` decimals, a no-break space before the
     sign: ``pct(0.9801) == "98.0\u00a0%"``."""
@@ -186,7 +195,7 @@ def falkon_trials_table(record):
             bandwidth = f"γ_k = {r['gamma_scale']:g} × binning factor²"
         rows.append(
             [
-                _chosen(bandwidth, r),
+                _unbroken(_chosen(bandwidth, r)),
                 _lam(r["lam"]),
                 f"{100 * r['validation_accuracy']:.2f} %",
                 seconds(r["seconds"]),
@@ -196,8 +205,10 @@ def falkon_trials_table(record):
     return Table(
         rows,
         ["bandwidths", "λ", "accuracy", "fit"],
-        title=f"Nyström-FALKON, M = {first['n_components']:,} on {first['n_rows']:,} rows: "
-        "validation accuracy",
+        title=_unbroken(
+            f"Nyström-FALKON, M = {first['n_components']:,} on {first['n_rows']:,} rows: "
+            "validation accuracy"
+        ),
     )
 
 
@@ -255,7 +266,7 @@ def forest_table(record, task="binary", part="accuracy"):
     for m, r in forest_runs(record, task).items():
         label = FOREST_LABELS.get(m, m)
         if part == "accuracy":
-            row = [label, setting.get(m, ""), pct(r["accuracy"])]
+            row = [label, _unbroken(setting.get(m, "")), pct(r["accuracy"])]
         else:
             if not _within_budget(record, r):
                 label += " (over budget)"
@@ -363,7 +374,7 @@ def binning_trials_table(record):
     return Table(
         [
             [
-                _chosen(_trial(r), r),
+                _unbroken(_chosen(_trial(r), r)),
                 f"{100 * r['validation_accuracy']:.2f} %",
                 seconds(r["seconds"]),
                 gib(r["fit_peak_bytes"]),
@@ -420,8 +431,10 @@ def lecture004_svm_table(record, data, title):
     return Table(
         rows,
         ["method", "D or m", "accuracy", "fit", "predict"],
-        title=f"{title}: {n_train:,} training, {n_test:,} test rows; C = {grid['C']:g}, "
-        f"γ = {grid['gamma']:g}; D or m: Fourier or Nyström features",
+        title=_unbroken(
+            f"{title}: {n_train:,} training, {n_test:,} test rows; C = {grid['C']:g}, "
+            f"γ = {grid['gamma']:g}; D or m: Fourier or Nyström features"
+        ),
     )
 
 
@@ -469,13 +482,13 @@ def lecture004_pca_table(record, source="ours"):
     if source == "lecture":
         return Table(
             rows,
-            ["method", "time", "variance 1", "ratio 1"],
+            ["method", "time", "variance", "ratio"],
             title="Lecture 004's slides: the first component's time, variance and "
             "explained-variance ratio",
         )
     return Table(
         rows,
-        ["method", "time", "variance 1", "share of 10", "share of total"],
+        ["method", "time", "variance", "share of 10", "share of total"],
         title=f"{pca['n_samples']:,} MNIST digits, {pca['n_features']} random features: the "
         f"first component's variance, and its share of the {pca['n_components']} leading "
         "components' variance and of the kernel's total",
@@ -515,7 +528,7 @@ def gpu_table(record, part="accuracy"):
             )
         else:
             setting = f"D = {r['n_components']:,}, γ = {r['gamma']:g}"
-        rows.append([label, setting, pct(r["accuracy"])])
+        rows.append([label, _unbroken(setting), pct(r["accuracy"])])
     if part == "cost":
         return Table(
             rows,
@@ -534,7 +547,7 @@ def gpu_speedup_table(record):
     m = record["machine"]
     rows = [
         [
-            book_counts(c["case"]),
+            _unbroken(book_counts(c["case"])),
             seconds(c["cpu_s"]),
             seconds(c["gpu_s"]),
             f"{c['cpu_s'] / c['gpu_s']:.0f}×",
@@ -659,4 +672,4 @@ def svm_table(record, part="accuracy"):
         title = (
             f"Fit time on n Covertype rows, in seconds, each the shortest of up to {repeat} fits"
         )
-    return Table(rows, ["n", *solvers], title=title)
+    return Table(rows, ["n", *solvers], title=_unbroken(title))
