@@ -352,12 +352,11 @@ def test_hw10_a_walk_through_unequal_labels_fails(capsys):
 
 
 def test_hw8_q3_a_constant_p_max_fails(capsys):
-    """Any distinct indices with p_max = 1 at every step passed: 1 bounds every error and never
-    grows."""
+    """Any distinct indices with p_max = max √K(x, x) at every step passed: it is right at
+    step 0, bounds every error and never grows."""
 
     def constant(kernel, candidates, m):
-        kernel.diag(candidates)
-        return np.arange(m), np.ones(m)
+        return np.arange(m), np.full(m, np.sqrt(kernel.diag(candidates).max()))
 
     out = _run("hw8", "q3", constant, capsys)
     assert "exceeds the largest power function" in out
