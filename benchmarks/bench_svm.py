@@ -167,8 +167,8 @@ def _record_start(sizes, onedal):
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": info,
         "data": (
-            "Covertype, cover type 2 against the rest: the first 120 000 rows of "
-            "covtype.data.gz shuffled with seed 0 and standardised, d = 54; the last 10 000 "
+            "Covertype, cover type 2 against the rest: the first 120,000 rows of "
+            "covtype.data.gz shuffled with seed 0 and standardised, d = 54; the last 10,000 "
             "the test set, the first n the training set"
         ),
         "settings": {
