@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 
-from .report import Table
+from .report import Table, fmt_sci
 
 __all__ = [
     "FOREST_LABELS",
@@ -106,8 +106,7 @@ def _lam(value):
     """λ as the tables write it: a power of ten as ``10⁻⁶``, any other value plainly."""
     exponent = round(math.log10(value)) if value > 0 else None
     if exponent is not None and abs(value - 10.0**exponent) <= 1e-12 * value:
-        digits = str(exponent).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-        return f"10{digits}"
+        return fmt_sci(10.0**exponent)
     return f"{value:g}"
 
 
