@@ -224,6 +224,13 @@ def _range_message(eps, diameter, sigma_p):
     )
 
 
+def _frequencies_for(eps, delta, d, diameter, sigma_p):
+    """The D, as a float, at which :func:`uniform_bound` at ``eps`` equals δ (infinite or
+    NaN where it is beyond floating point): :func:`features_needed` before rounding up."""
+    log_term = _log_prefactor(sigma_p, diameter, eps) - math.log(delta)
+    return 4.0 * (d + 2) / eps / eps * log_term  # eps**2 would underflow to 0 below 1e-154
+
+
 def uniform_bound(D, eps, d, diameter, sigma_p):
     r"""Rahimi–Recht uniform bound over a compact set (Rahimi and Recht, 2007, claim 1;
     :doc:`chapter 6 </book/06_approximation_quality>`).
@@ -332,8 +339,7 @@ def features_needed(eps, delta, d, diameter, sigma_p):
             TheoremRangeWarning,
             stacklevel=find_stack_level(),
         )
-    log_term = _log_prefactor(sigma_p, diameter, eps) - math.log(delta)
-    D = 4.0 * (d + 2) / eps / eps * log_term  # eps**2 would underflow to 0 below 1e-154
+    D = _frequencies_for(eps, delta, d, diameter, sigma_p)
     if not math.isfinite(D):
         # d counts too: d = 1e307 with eps = 0.1 was blamed on eps alone
         raise ValueError(
@@ -398,8 +404,8 @@ def uniform_deviation(D, delta, d, diameter, sigma_p):
             break
     if _outside_range(hi, diameter, sigma_p):
         # the smallest D whose ε lies in the range: the bound at ε = σ_p d_X equals δ there
-        edge = 4.0 * (d + 2) * (2.0 * math.log(32.0) - math.log(delta))
-        needed = edge / (sigma_p * diameter) / (sigma_p * diameter)
+        edge = sigma_p * diameter
+        needed = _frequencies_for(edge, delta, d, diameter, sigma_p) if edge > 0 else math.inf
         more = (
             f" (its eps lies in the range from D = {math.ceil(needed):,})"
             if math.isfinite(needed)
