@@ -601,7 +601,7 @@ def cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12):
     return _cholesky_jitter(A, xp=xp, name=name, eps=eps, max_tries=max_tries, symmetric=None)
 
 
-def _cholesky_jitter(A, *, xp, name, eps, max_tries, symmetric):
+def _cholesky_jitter(A, *, xp=None, name="A", eps=None, max_tries=12, symmetric=None):
     """:func:`cholesky_jitter`; ``symmetric=None`` checks that A is symmetric to round-off
     (the factorization reads one triangle: [[2, 1], [0, 2]] was factored as 2·I), True
     skips that O(M²) check for a matrix symmetric by construction (the preconditioner's)."""
@@ -724,7 +724,7 @@ class FalkonPreconditioner:
         if kind == "falkon":
             own = float(self.xp.finfo(KMM.dtype).eps)
             self.T, self.shift = _cholesky_jitter(
-                KMM, xp=self.xp, name="K_MM", eps=eps, max_tries=12, symmetric=True
+                KMM, xp=self.xp, name="K_MM", eps=eps, symmetric=True
             )
             # T's jitter is sized to the blocks' precision; the regulariser keeps only the
             # jitter of K_MM's own precision (the same multiple of its ε), which a float64
@@ -737,9 +737,7 @@ class FalkonPreconditioner:
             del KMM
             TTt /= self.M
             TTt = aa.add_to_diagonal(TTt, lam, self.xp)
-            self.A, _ = _cholesky_jitter(
-                TTt, xp=self.xp, name="T Tᵀ/M + λI", eps=None, max_tries=12, symmetric=True
-            )
+            self.A, _ = _cholesky_jitter(TTt, xp=self.xp, name="T Tᵀ/M + λI", symmetric=True)
             self._KMM = None
         else:
             self.T = self.A = None
